@@ -1,0 +1,233 @@
+"""Element types of tensors: TensorFlow's DType objects over NumPy dtypes.
+
+A ``DType`` is interned: ``tf.float32 is tf.as_dtype("float32")``. Reference types
+(``float32_ref``) mark the outputs of variable ops, which are handles rather than values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:  # bfloat16 comes from ml_dtypes, the library JAX and TensorFlow share
+    import ml_dtypes
+
+    _BFLOAT16: Any = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+    _BFLOAT16 = None
+
+
+class DType:
+    """An element type: name, NumPy dtype and the predicates TensorFlow code asks of it."""
+
+    __slots__ = ("name", "_np", "_is_ref", "_base")
+
+    _interned: dict[str, DType] = {}
+
+    def __init__(self, name: str, np_dtype: Any, is_ref: bool = False, base: DType | None = None):
+        self.name = name
+        self._np = np_dtype
+        self._is_ref = is_ref
+        self._base = base
+
+    def __repr__(self) -> str:
+        return f"tf.{self.name}"
+
+    def __reduce__(self):
+        return (as_dtype, (self.name,))
+
+    @property
+    def as_numpy_dtype(self) -> Any:
+        return self._np.type if self._np is not None else object
+
+    @property
+    def np(self) -> np.dtype:
+        """The NumPy dtype used for arrays of this type."""
+        return self._np
+
+    @property
+    def base_dtype(self) -> DType:
+        return self._base if self._is_ref else self
+
+    @property
+    def real_dtype(self) -> DType:
+        if self.base_dtype is complex64:
+            return float32
+        if self.base_dtype is complex128:
+            return float64
+        return self.base_dtype
+
+    @property
+    def is_ref_dtype(self) -> bool:
+        return self._is_ref
+
+    def _as_ref(self) -> DType:
+        return _REF[self.name] if not self._is_ref else self
+
+    @property
+    def is_floating(self) -> bool:
+        return self.base_dtype in (float16, bfloat16, float32, float64)
+
+    @property
+    def is_complex(self) -> bool:
+        return self.base_dtype in (complex64, complex128)
+
+    @property
+    def is_integer(self) -> bool:
+        return self.base_dtype in _INTEGERS
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.base_dtype in (uint8, uint16, uint32, uint64)
+
+    @property
+    def is_bool(self) -> bool:
+        return self.base_dtype is bool
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.is_floating or self.is_integer or self.is_complex
+
+    @property
+    def is_differentiable(self) -> bool:
+        return self.is_floating or self.is_complex
+
+    @property
+    def size(self) -> int:
+        return 1 if self._np is None or self._np == np.dtype(object) else self._np.itemsize
+
+    @property
+    def min(self) -> Any:
+        return self._limits()[0]
+
+    @property
+    def max(self) -> Any:
+        return self._limits()[1]
+
+    def _limits(self) -> tuple[Any, Any]:
+        base = self.base_dtype
+        if base.is_integer:
+            info = np.iinfo(base.np)
+            return info.min, info.max
+        if base.is_floating:
+            info = np.finfo(base.np)
+            return info.min, info.max
+        if base is bool:
+            return False, True
+        raise TypeError(f"Cannot find minimum value of {self}.")
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return self.base_dtype is as_dtype(other).base_dtype
+
+    def __eq__(self, other: object) -> bool:
+        if other is None:
+            return False
+        try:
+            return self is as_dtype(other)
+        except TypeError:
+            return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def _make(name: str, np_dtype: Any) -> DType:
+    dtype = DType(name, None if np_dtype is None else np.dtype(np_dtype))
+    DType._interned[name] = dtype
+    return dtype
+
+
+float16 = half = _make("float16", np.float16)
+bfloat16 = _make("bfloat16", _BFLOAT16)
+float32 = _make("float32", np.float32)
+float64 = double = _make("float64", np.float64)
+int8 = _make("int8", np.int8)
+int16 = _make("int16", np.int16)
+int32 = _make("int32", np.int32)
+int64 = _make("int64", np.int64)
+uint8 = _make("uint8", np.uint8)
+uint16 = _make("uint16", np.uint16)
+uint32 = _make("uint32", np.uint32)
+uint64 = _make("uint64", np.uint64)
+bool = _make("bool", np.bool_)  # noqa: A001 - TensorFlow's name
+string = _make("string", object)
+complex64 = _make("complex64", np.complex64)
+complex128 = _make("complex128", np.complex128)
+resource = _make("resource", object)
+variant = _make("variant", object)
+
+_INTEGERS = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+_REF: dict[str, DType] = {}
+for _name, _dtype in list(DType._interned.items()):
+    _REF[_name] = DType(_name + "_ref", _dtype._np, is_ref=True, base=_dtype)
+    DType._interned[_name + "_ref"] = _REF[_name]
+
+float32_ref = _REF["float32"]
+float64_ref = _REF["float64"]
+int32_ref = _REF["int32"]
+int64_ref = _REF["int64"]
+
+QUANTIZED_DTYPES: frozenset[DType] = frozenset()
+
+_ALIASES = {"float": float32, "double": float64, "half": float16, "complex": complex128}
+_BY_NUMPY = {
+    np.dtype(d._np): d
+    for d in (
+        float16,
+        float32,
+        float64,
+        int8,
+        int16,
+        int32,
+        int64,
+        uint8,
+        uint16,
+        uint32,
+        uint64,
+        bool,
+        complex64,
+        complex128,
+    )
+}
+if _BFLOAT16 is not None:
+    _BY_NUMPY[_BFLOAT16] = bfloat16
+
+
+def as_dtype(type_value: Any) -> DType:
+    """Convert a DType, name, NumPy dtype or Python type to a DType.
+
+    >>> as_dtype("float32") is float32
+    True
+    """
+    if isinstance(type_value, DType):
+        return type_value
+    if isinstance(type_value, str):
+        found = DType._interned.get(type_value) or _ALIASES.get(type_value)
+        if found is not None:
+            return found
+        if type_value.startswith("tf."):
+            return as_dtype(type_value[3:])
+    if type_value is float:
+        return float32
+    if type_value is int:
+        return int32
+    if type_value in (str, bytes):
+        return string
+    if type_value is builtins_bool:
+        return bool
+    try:
+        np_dtype = np.dtype(type_value)
+    except TypeError as e:
+        raise TypeError(f"Cannot convert value {type_value!r} to a TensorFlow DType.") from e
+    if np_dtype.kind in ("U", "S", "O"):
+        return string
+    if np_dtype in _BY_NUMPY:
+        return _BY_NUMPY[np_dtype]
+    raise TypeError(f"Cannot convert value {type_value!r} to a TensorFlow DType.")
+
+
+builtins_bool = __builtins__["bool"] if isinstance(__builtins__, dict) else __builtins__.bool

@@ -1,0 +1,256 @@
+"""GraphDef: a graph as a plain JSON-serialisable dict, and back.
+
+    {"node": [{"name": "MatMul", "op": "MatMul", "input": ["a", "b:0", "^init"],
+               "device": "", "attr": {"transpose_a": false, ...}}], "versions": {...}}
+
+Attr values are tagged where JSON has no type of their own: ``{"type": "float32"}`` for a
+DType, ``{"shape": [2, null]}`` for a TensorShape, ``{"tensor": {...}}`` for an array.
+``import_graph_def`` rebuilds ops through the registry, so an imported graph runs like the original.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+from collections.abc import Sequence
+
+import numpy as np
+
+from nbflow.framework import dtypes
+from nbflow.framework.tensor_shape import TensorShape
+
+GRAPH_DEF_VERSION = 1
+
+
+def encode_attr(value: Any) -> Any:
+    if isinstance(value, dtypes.DType):
+        return {"type": value.name}
+    if isinstance(value, TensorShape):
+        return {"shape": None if value.ndims is None else value.as_list()}
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        return {"tensor": encode_array(np.asarray(value))}
+    if isinstance(value, (list, tuple)):
+        return {"list": [encode_attr(v) for v in value]}
+    if isinstance(value, bytes):
+        return {"s": base64.b64encode(value).decode("ascii")}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {"dict": {k: encode_attr(v) for k, v in value.items()}}
+    raise TypeError(f"Cannot serialise attr value {value!r} of type {type(value).__name__}")
+
+
+def decode_attr(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "type" in value:
+            return dtypes.as_dtype(value["type"])
+        if "shape" in value:
+            return TensorShape(value["shape"])
+        if "tensor" in value:
+            return decode_array(value["tensor"])
+        if "list" in value:
+            return [decode_attr(v) for v in value["list"]]
+        if "s" in value:
+            return base64.b64decode(value["s"])
+        if "dict" in value:
+            return {k: decode_attr(v) for k, v in value["dict"].items()}
+    return value
+
+
+def encode_array(array: np.ndarray) -> dict[str, Any]:
+    dtype = dtypes.as_dtype(array.dtype)
+    if dtype is dtypes.string:
+        items = [v if isinstance(v, bytes) else str(v).encode() for v in array.ravel()]
+        return {
+            "dtype": "string",
+            "shape": list(array.shape),
+            "strings": [base64.b64encode(v).decode("ascii") for v in items],
+        }
+    if array.size <= 16:
+        values = array.ravel().tolist()
+        if dtype.is_complex:
+            values = [[v.real, v.imag] for v in values]
+        elif dtype is dtypes.bfloat16:
+            values = array.astype(np.float32).ravel().tolist()
+        return {"dtype": dtype.name, "shape": list(array.shape), "values": values}
+    raw = np.ascontiguousarray(array).tobytes()
+    return {
+        "dtype": dtype.name,
+        "shape": list(array.shape),
+        "content": base64.b64encode(raw).decode("ascii"),
+    }
+
+
+def decode_array(spec: dict[str, Any]) -> np.ndarray:
+    dtype = dtypes.as_dtype(spec["dtype"])
+    shape = tuple(spec["shape"])
+    if dtype is dtypes.string:
+        values = [base64.b64decode(v) for v in spec["strings"]]
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out.reshape(shape)
+    if "content" in spec:
+        return (
+            np.frombuffer(base64.b64decode(spec["content"]), dtype=dtype.np).reshape(shape).copy()
+        )
+    values = spec["values"]
+    if dtype.is_complex:
+        values = [complex(re, im) for re, im in values]
+    return np.array(values, dtype=dtype.np).reshape(shape)
+
+
+def node_def_of(op: Any) -> dict[str, Any]:
+    inputs = [t.op.name if t.value_index == 0 else t.name for t in op._inputs]
+    inputs += [f"^{c.name}" for c in op._control_inputs]
+    node = {
+        "name": op.name,
+        "op": op.type,
+        "input": inputs,
+        "device": op.device,
+        "attr": {k: encode_attr(v) for k, v in op.attrs.items()},
+    }
+    return node
+
+
+def graph_to_graph_def(graph: Any, add_shapes: bool = False) -> dict[str, Any]:
+    nodes = []
+    for op in graph.get_operations():
+        node = node_def_of(op)
+        if add_shapes:
+            node["attr"]["_output_shapes"] = encode_attr([t.shape for t in op.outputs])
+        nodes.append(node)
+    return {"node": nodes, "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}}
+
+
+def to_json(graph_def: dict[str, Any], indent: int | None = None) -> str:
+    return json.dumps(graph_def, indent=indent)
+
+
+def _parse_input(name: str) -> tuple[str, int, bool]:
+    if name.startswith("^"):
+        return name[1:], -1, True
+    op_name, sep, index = name.rpartition(":")
+    if sep and index.isdigit():
+        return op_name, int(index), False
+    return name, 0, False
+
+
+def import_graph_def(
+    graph_def: dict[str, Any] | str,
+    input_map: dict[str, Any] | None = None,
+    return_elements: Sequence[str] | None = None,
+    name: str | None = None,
+    op_dict: Any = None,
+    producer_op_list: Any = None,
+) -> list[Any] | None:
+    """Import a GraphDef into the default graph under scope ``name`` (default "import").
+
+    ``input_map`` maps tensor names of the GraphDef to tensors of the default graph that
+    replace them; ``return_elements`` names the ops or tensors to return.
+    """
+    from nbflow.framework import ops as ops_lib
+    from nbflow.framework.op_def import get_op_def
+
+    if isinstance(graph_def, str):
+        graph_def = json.loads(graph_def)
+    assert isinstance(graph_def, dict)
+    graph = ops_lib.get_default_graph()
+    input_map = {_canonical(k): ops_lib.convert_to_tensor(v) for k, v in (input_map or {}).items()}
+    nodes = {n["name"]: n for n in graph_def["node"]}
+    for n in graph_def["node"]:
+        get_op_def(n["op"])  # unknown op types fail before anything is added
+    used_inputs: set[str] = set()
+    created: dict[str, Any] = {}
+    scope = "import" if name is None else name
+    order = _topological_names(graph_def["node"])
+    with graph.name_scope(scope or None) as prefix:
+        for node_name in order:
+            node = nodes[node_name]
+            opdef = get_op_def(node["op"])
+            attrs = {k: decode_attr(v) for k, v in node.get("attr", {}).items()}
+            attrs.pop("_output_shapes", None)
+            if "_class" in attrs:
+                attrs["_class"] = [
+                    f"loc:@{prefix}{c[5:]}" if c.startswith("loc:@") else c for c in attrs["_class"]
+                ]
+            data, controls = [], []
+            for spec in node.get("input", []):
+                src, index, is_control = _parse_input(spec)
+                if is_control:
+                    controls.append(created[src])
+                    continue
+                key = f"{src}:{index}"
+                if key in input_map:
+                    used_inputs.add(key)
+                    data.append(input_map[key])
+                else:
+                    data.append(created[src].outputs[index])
+            grouped = opdef.group_inputs(data, attrs) if opdef.list_inputs else data
+            with graph.device(node.get("device") or None) if node.get("device") else _null():
+                op = graph.create_op(
+                    node["op"],
+                    grouped,
+                    attrs,
+                    name=f"{prefix}{node_name}/" if prefix else f"{node_name}/",
+                    control_inputs=controls,
+                )
+            created[node_name] = op
+    missing = set(input_map) - used_inputs
+    if missing:
+        raise ValueError(
+            "Attempted to map inputs that were not found in graph_def: "
+            f"[{', '.join(sorted(missing))}]"
+        )
+    if return_elements is None:
+        return None
+    out = []
+    for element in return_elements:
+        op_name, index, _ = _parse_input(element)
+        if op_name not in created:
+            raise ValueError(f"Requested return_element {element!r} not found in graph_def.")
+        out.append(created[op_name].outputs[index] if ":" in element else created[op_name])
+    return out
+
+
+def _canonical(name: str) -> str:
+    return name if ":" in name else f"{name}:0"
+
+
+def _topological_names(nodes: list[dict[str, Any]]) -> list[str]:
+    """Node names ordered so every node's inputs come first; NextIteration back edges are cut."""
+    deps = {}
+    for n in nodes:
+        sources = [_parse_input(i)[0] for i in n.get("input", [])]
+        if n["op"] in ("NextIteration", "RefNextIteration"):
+            sources = []  # a loop's back edge; Merge's input is resolved by its position
+        deps[n["name"]] = sources
+    order: list[str] = []
+    state: dict[str, int] = {}
+    for root in deps:
+        stack = [(root, iter(deps[root]))]
+        if state.get(root):
+            continue
+        state[root] = 1
+        while stack:
+            name, children = stack[-1]
+            for child in children:
+                if child not in deps:
+                    raise ValueError(f"Node '{name}' has an input '{child}' not in the graph_def")
+                if not state.get(child):
+                    state[child] = 1
+                    stack.append((child, iter(deps[child])))
+                    break
+            else:
+                stack.pop()
+                state[name] = 2
+                order.append(name)
+    return order
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None

@@ -1,0 +1,290 @@
+"""The op registry: every op type is declared once, as an ``OpDef`` subclass.
+
+An OpDef holds an op's signature (named inputs and attrs with defaults), its shape function
+(``infer``, run at graph construction), its kernels (``compute`` over ``ctx.xp``, optional
+``compute_gpu``) and its gradient. Subclassing registers the op under its TensorFlow type name:
+
+    class Neg(OpDef):
+        inputs = ("x",)
+        def infer(self, x): return x
+        def compute(self, ctx, x): return -x
+        def gradient(self, op, grad): return [neg(grad)]
+
+Input names carry two marks: ``"values*"`` is a list input (its length is the attr ``N``) and
+``"ref&"`` is a reference input that receives the variable resource itself instead of its value.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from nbflow.framework import dtypes
+from nbflow.framework.tensor_shape import TensorShape, as_shape
+
+REQUIRED = object()  # an attr without a default
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """What shape inference knows of a tensor: shape, dtype and, for constants, the value."""
+
+    shape: TensorShape
+    dtype: dtypes.DType
+    value: Any = field(default=None, compare=False)
+
+    def __init__(self, shape: Any, dtype: Any, value: Any = None):
+        object.__setattr__(self, "shape", as_shape(shape))
+        object.__setattr__(self, "dtype", dtypes.as_dtype(dtype))
+        object.__setattr__(self, "value", value)
+
+    @classmethod
+    def of_value(cls, value: Any) -> TensorSpec:
+        value = np.asarray(value)
+        return cls(TensorShape(value.shape), dtypes.as_dtype(value.dtype), value)
+
+    def is_compatible_with(self, other: TensorSpec) -> bool:
+        return self.dtype.base_dtype == other.dtype.base_dtype and self.shape.is_compatible_with(
+            other.shape
+        )
+
+    def __repr__(self) -> str:
+        return f"TensorSpec({self.shape}, {self.dtype.name})"
+
+
+class KernelContext:
+    """What a kernel may use at run time: its device's array module and the step's services.
+
+    The runtime builds one per step and device; ``ops/`` reach run-time services only through it.
+    """
+
+    __slots__ = ("device", "xp", "resources", "step_id", "rendezvous", "options", "frame", "stats")
+
+    def __init__(
+        self,
+        device: Any = None,
+        xp: Any = np,
+        resources: Any = None,
+        step_id: int = 0,
+        rendezvous: Any = None,
+        options: Any = None,
+    ):
+        self.device = device
+        self.xp = xp
+        self.resources = resources
+        self.step_id = step_id
+        self.rendezvous = rendezvous
+        self.options = options
+        self.frame = None
+        self.stats = None
+
+
+def cpu_context() -> KernelContext:
+    """A context for calling kernels directly, outside a session (tests, constant folding)."""
+    from nbflow.framework.resources import ResourceManager
+
+    return KernelContext(device="/device:CPU:0", xp=np, resources=ResourceManager())
+
+
+@dataclass
+class Sample:
+    """One example invocation of an op, for the registry-wide tests.
+
+    Keyword arguments named like the op's inputs give the inputs: a tuple is a shape (random
+    values of ``dtype``), anything else is converted with ``np.asarray``; a list input takes a
+    list of those. Remaining keywords are attrs.
+    """
+
+    kwargs: dict[str, Any]
+    dtype: Any = np.float64
+    opdef: OpDef | None = None
+
+    def __init__(self, dtype: Any = np.float64, **kwargs: Any):
+        self.kwargs = kwargs
+        self.dtype = dtype
+        self.opdef = None
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        assert self.opdef is not None
+        names = {n.rstrip("*&") for n in self.opdef.inputs}
+        return {k: v for k, v in self.kwargs.items() if k not in names}
+
+    def make_inputs(self, rng: np.random.Generator) -> list[Any]:
+        assert self.opdef is not None
+        out = []
+        for name in self.opdef.inputs:
+            value = self.kwargs[name.rstrip("*&")]
+            if "*" in name:
+                out.append([self._make(v, rng) for v in value])
+            else:
+                out.append(self._make(value, rng))
+        return out
+
+    def _make(self, value: Any, rng: np.random.Generator) -> Any:
+        if isinstance(value, tuple):
+            dtype = np.dtype(self.dtype)
+            if dtype.kind == "f":
+                return rng.standard_normal(value).astype(dtype)
+            if dtype.kind == "b":
+                return rng.random(value) < 0.5
+            return rng.integers(-5, 6, size=value).astype(dtype)
+        return np.asarray(value)
+
+    def __str__(self) -> str:
+        assert self.opdef is not None
+        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+        return f"{self.opdef.type}({args})"
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+class OpDef:
+    """Base class of op declarations; see the module docstring."""
+
+    type: ClassVar[str] = "OpDef"
+    inputs: ClassVar[tuple[str, ...]] = ()
+    attrs: ClassVar[dict[str, Any]] = {}
+    num_outputs: ClassVar[int] = 1
+    stateful: ClassVar[bool] = False
+    differentiable: ClassVar[bool] = True
+    # True for kernels that may block (queue ops, Recv): they run on the parallel executor.
+    is_async: ClassVar[bool] = False
+    # True for ops whose output is (a view of) their first input: fetches of it may alias state.
+    forwards_input: ClassVar[bool] = False
+    # A rough cost class for scheduling and placement: "cheap" elementwise, "expensive" BLAS.
+    cost: ClassVar[str] = "cheap"
+    samples: ClassVar[list[Sample]] = []
+
+    def __init_subclass__(cls, **kwargs: Any):
+        super().__init_subclass__(**kwargs)
+        if "type" not in cls.__dict__:
+            cls.type = cls.__name__
+        if cls.__dict__.get("abstract", False):
+            return
+        instance = cls()
+        for sample in cls.samples:
+            sample.opdef = instance
+        _REGISTRY[cls.type] = instance
+
+    # --- signature -------------------------------------------------------------------------
+    @functools.cached_property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(n.rstrip("*&") for n in self.inputs)
+
+    @functools.cached_property
+    def list_inputs(self) -> frozenset[int]:
+        return frozenset(i for i, n in enumerate(self.inputs) if "*" in n)
+
+    @functools.cached_property
+    def ref_inputs(self) -> frozenset[int]:
+        return frozenset(i for i, n in enumerate(self.inputs) if "&" in n)
+
+    def flat_ref_flags(self, attrs: dict[str, Any]) -> list[bool]:
+        """For each flat input of a node, whether it receives the resource (a ``ref&`` input)."""
+        flags: list[bool] = []
+        for i in range(len(self.inputs)):
+            count = attrs["N"] if i in self.list_inputs else 1
+            flags.extend([i in self.ref_inputs] * count)
+        return flags
+
+    def output_count(self, attrs: dict[str, Any]) -> int:
+        """How many outputs an op with these attrs has (override for variadic outputs)."""
+        return self.num_outputs
+
+    def group_inputs(self, flat: Sequence[Any], attrs: dict[str, Any]) -> list[Any]:
+        """Regroup an op's flat input list into the declared (possibly list) inputs."""
+        if not self.list_inputs:
+            return list(flat)
+        n = attrs["N"]
+        grouped, i = [], 0
+        for k in range(len(self.inputs)):
+            if k in self.list_inputs:
+                grouped.append(list(flat[i : i + n]))
+                i += n
+            else:
+                grouped.append(flat[i])
+                i += 1
+        return grouped
+
+    # --- declaration hooks -----------------------------------------------------------------
+    def infer(self, *inputs: Any, **attrs: Any) -> TensorSpec | list[TensorSpec]:
+        raise TypeError(f"Op {self.type} declares no shape function")
+
+    def compute(self, ctx: KernelContext, *inputs: Any, **attrs: Any) -> Any:
+        raise TypeError(f"Op {self.type} has no kernel")
+
+    compute_gpu: Callable[..., Any] | None = None
+
+    def gradient(self, op: Any, *grads: Any) -> list[Any]:
+        raise LookupError(
+            f"No gradient defined for operation '{op.name}' (op type: {self.type}); "
+            "wrap its output in stop_gradient if it need not be differentiated"
+        )
+
+    def has_kernel_for(self, device_type: str) -> bool:
+        if device_type == "GPU" and getattr(self, "cpu_only", False):
+            return False
+        return type(self).compute is not OpDef.compute or type(self).bind is not OpDef.bind
+
+    def bind(self, op: Any, device_type: str = "CPU") -> Callable[..., Any]:
+        """The kernel for one node: a callable ``kernel(ctx, *inputs)`` with attrs bound."""
+        compute = self.compute
+        if device_type == "GPU" and self.compute_gpu is not None:
+            compute = self.compute_gpu  # type: ignore[assignment]
+        attrs = kernel_attrs(op.attrs)
+        if not attrs:
+            return compute
+        if self.list_inputs:
+            return _list_kernel(self, compute, attrs)
+        return functools.partial(compute, **attrs)
+
+
+def _list_kernel(opdef: OpDef, compute: Callable[..., Any], attrs: dict[str, Any]):
+    kernel_attrs_ = dict(attrs)
+    kernel_attrs_.pop("N", None)
+    n = attrs["N"]
+    layout = [(k in opdef.list_inputs) for k in range(len(opdef.inputs))]
+
+    def kernel(ctx: KernelContext, *flat: Any) -> Any:
+        grouped, i = [], 0
+        for is_list in layout:
+            if is_list:
+                grouped.append(flat[i : i + n])
+                i += n
+            else:
+                grouped.append(flat[i])
+                i += 1
+        return compute(ctx, *grouped, **kernel_attrs_)
+
+    return kernel
+
+
+def kernel_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """The attrs a kernel receives: internal ones (leading underscore) stay in the graph."""
+    return {k: v for k, v in attrs.items() if not k.startswith("_")}
+
+
+def get_op_def(op_type: str) -> OpDef:
+    try:
+        return _REGISTRY[op_type]
+    except KeyError:
+        raise ValueError(f"Op type not registered '{op_type}'") from None
+
+
+def registered_ops() -> dict[str, OpDef]:
+    return dict(_REGISTRY)
+
+
+def all_samples() -> list[Sample]:
+    return [s for opdef in _REGISTRY.values() for s in opdef.samples]
+
+
+def infer_signature(opdef: OpDef) -> inspect.Signature:
+    return inspect.signature(opdef.infer)

@@ -1,0 +1,931 @@
+"""The dataflow graph: ``Graph`` holds ``Operation`` nodes whose outputs are ``Tensor`` edges.
+
+A graph is built once and run many times. Every op is created by ``Graph.create_op``, which
+uniquifies its name within the current name scope (case-insensitively, as TensorFlow does),
+adds control inputs from the active ``control_dependencies`` scopes, resolves its device from
+the ``device`` scopes, runs the op's shape function, and records where in user code it was made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from nbflow.devices.spec import DeviceSpec, merge_device
+from nbflow.framework import dtypes
+from nbflow.framework.op_def import OpDef, TensorSpec, get_op_def
+from nbflow.framework.tensor_shape import TensorShape, as_shape
+
+_NBFLOW_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class GraphKeys:
+    """Standard names for graph collections."""
+
+    GLOBAL_VARIABLES = "variables"
+    LOCAL_VARIABLES = "local_variables"
+    MODEL_VARIABLES = "model_variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    SUMMARIES = "summaries"
+    QUEUE_RUNNERS = "queue_runners"
+    TABLE_INITIALIZERS = "table_initializer"
+    ASSET_FILEPATHS = "asset_filepaths"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    CONCATENATED_VARIABLES = "concatenated_variables"
+    SAVERS = "savers"
+    WEIGHTS = "weights"
+    BIASES = "biases"
+    ACTIVATIONS = "activations"
+    UPDATE_OPS = "update_ops"
+    LOSSES = "losses"
+    SAVEABLE_OBJECTS = "saveable_objects"
+    RESOURCES = "resources"
+    LOCAL_RESOURCES = "local_resources"
+    TRAINABLE_RESOURCE_VARIABLES = "trainable_resource_variables"
+    INIT_OP = "init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    READY_OP = "ready_op"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    SUMMARY_OP = "summary_op"
+    GLOBAL_STEP = "global_step"
+    EVAL_STEP = "eval_step"
+    TRAIN_OP = "train_op"
+    COND_CONTEXT = "cond_context"
+    WHILE_CONTEXT = "while_context"
+    VARIABLES = GLOBAL_VARIABLES
+
+
+class Tensor:
+    """One output of an operation: a symbolic handle to a value computed when the graph runs."""
+
+    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "__weakref__")
+
+    # Let NumPy defer to our operators (np.float32(2) * tensor builds a Mul).
+    __array_priority__ = 100
+
+    def __init__(self, op: Operation, value_index: int, dtype: dtypes.DType, shape: TensorShape):
+        self._op = op
+        self._value_index = value_index
+        self._dtype = dtype
+        self._shape = shape
+        self._consumers: list[Operation] = []
+
+    @property
+    def op(self) -> Operation:
+        return self._op
+
+    @property
+    def value_index(self) -> int:
+        return self._value_index
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
+    @property
+    def graph(self) -> Graph:
+        return self._op.graph
+
+    @property
+    def name(self) -> str:
+        return f"{self._op.name}:{self._value_index}"
+
+    @property
+    def device(self) -> str:
+        return self._op.device
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    def set_shape(self, shape: Any) -> None:
+        """Narrow the static shape; raises ValueError if incompatible with what is known."""
+        self._shape = self._shape.merge_with(as_shape(shape))
+
+    def consumers(self) -> list[Operation]:
+        return list(self._consumers)
+
+    def eval(self, feed_dict: dict | None = None, session: Any = None) -> Any:
+        """The tensor's value in ``session`` (default: the default session)."""
+        return _run_with_session(self, feed_dict, session)
+
+    def __repr__(self) -> str:
+        return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    def __str__(self) -> str:
+        return (
+            f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name}'
+            + (f", device={self.device}" if self.device else "")
+            + ")"
+        )
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "Using a `tf.Tensor` as a Python `bool` is not allowed. Use `if t is not None:` "
+            "instead of `if t:`, or use tf.cond to run parts of the graph conditionally."
+        )
+
+    def __iter__(self) -> Iterator[Tensor]:
+        raise TypeError(
+            f"Tensor objects are not iterable in graph mode ({self.name}); "
+            "use tf.unstack or index the tensor."
+        )
+
+    def __len__(self) -> int:
+        raise TypeError(f"len is not well defined for symbolic Tensors ({self.name}).")
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    def __reduce__(self):
+        raise TypeError(f"Tensor {self.name} cannot be pickled; pass its name instead.")
+
+    @classmethod
+    def _override_operator(cls, operator: str, func: Callable[..., Any]) -> None:
+        setattr(cls, operator, func)
+
+    # The arithmetic operators are installed by nbflow.ops.math_ops (_override_operator),
+    # keeping the graph layer free of any particular op.
+
+
+class Operation:
+    """A node of the graph: an op type, inputs, control inputs, attrs, a device and outputs."""
+
+    def __init__(
+        self,
+        graph: Graph,
+        op_type: str,
+        name: str,
+        inputs: Sequence[Tensor],
+        attrs: dict[str, Any],
+        output_specs: Sequence[TensorSpec],
+        control_inputs: Sequence[Operation],
+        device: str,
+        opdef: OpDef,
+        traceback: tuple[str, int, str] | None,
+    ):
+        self._graph = graph
+        self._type = op_type
+        self._name = name
+        self._inputs = list(inputs)
+        self._attrs = attrs
+        self._control_inputs = list(control_inputs)
+        self._control_outputs: list[Operation] = []
+        self._device = device
+        self._opdef = opdef
+        self._traceback = traceback
+        self._id = graph._next_id()
+        self._outputs = [
+            Tensor(self, i, spec.dtype, spec.shape) for i, spec in enumerate(output_specs)
+        ]
+        for t in self._inputs:
+            t._consumers.append(self)
+        for c in self._control_inputs:
+            c._control_outputs.append(self)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def type(self) -> str:
+        return self._type
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def inputs(self) -> list[Tensor]:
+        return list(self._inputs)
+
+    @property
+    def outputs(self) -> list[Tensor]:
+        return list(self._outputs)
+
+    @property
+    def control_inputs(self) -> list[Operation]:
+        return list(self._control_inputs)
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self._attrs
+
+    @property
+    def op_def(self) -> OpDef:
+        return self._opdef
+
+    @property
+    def traceback(self) -> tuple[str, int, str] | None:
+        """Where in user code the op was created: (filename, line number, function)."""
+        return self._traceback
+
+    @property
+    def node_def(self) -> dict[str, Any]:
+        from nbflow.framework.graph_def import node_def_of
+
+        return node_def_of(self)
+
+    def get_attr(self, name: str) -> Any:
+        try:
+            return self._attrs[name]
+        except KeyError:
+            raise ValueError(f"Operation '{self._name}' has no attr named '{name}'.") from None
+
+    def _set_device(self, device: str | DeviceSpec) -> None:
+        self._device = DeviceSpec.from_string(device).to_string() if device else ""
+        self._graph._mutated()
+
+    def _add_control_input(self, op: Operation) -> None:
+        if op not in self._control_inputs:
+            self._control_inputs.append(op)
+            op._control_outputs.append(self)
+            self._graph._mutated()
+
+    def _add_control_inputs(self, ops: Sequence[Operation]) -> None:
+        for op in ops:
+            self._add_control_input(op)
+
+    def values(self) -> tuple[Tensor, ...]:
+        return tuple(self._outputs)
+
+    def run(self, feed_dict: dict | None = None, session: Any = None) -> None:
+        """Run this op in ``session`` (default: the default session)."""
+        _run_with_session(self, feed_dict, session)
+
+    def __repr__(self) -> str:
+        return f"<tf.Operation '{self._name}' type={self._type}>"
+
+    def __str__(self) -> str:
+        return str(self.node_def)
+
+
+def _run_with_session(fetch: Any, feed_dict: dict | None, session: Any) -> Any:
+    if session is None:
+        session = get_default_session()
+        if session is None:
+            raise ValueError(
+                "Cannot evaluate tensor using `eval()` or `run()`: no default session is "
+                "registered. Use `with sess.as_default()` or pass an explicit session."
+            )
+    if session.graph is not fetch.graph:
+        raise ValueError(
+            "Cannot use the given session to evaluate tensor: the tensor's graph "
+            "is different from the session's graph."
+        )
+    return session.run(fetch, feed_dict)
+
+
+class Graph:
+    """A TensorFlow computation: a set of operations and the tensors flowing between them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._ops_by_name: dict[str, Operation] = {}
+        self._ops: list[Operation] = []
+        self._names_in_use: dict[str, int] = {}
+        self._collections: dict[str, list[Any]] = {}
+        self._finalized = False
+        self._id_counter = 0
+        self._version = 0  # bumps on every op added
+        self._mutation_version = 0  # bumps when an existing op changes (plans must rebuild)
+        self._seed: int | None = None
+        self._local = threading.local()
+        self._building_function = False
+        self._graph_def_versions = {"producer": 1, "min_consumer": 0}
+        # Hooks that the notebook layer uses to learn about new ops (cell-scoped building).
+        self._op_observers: list[Callable[[Operation], None]] = []
+
+    # --- thread-local construction state (TensorFlow keeps these per thread) ----------------
+    @property
+    def _state(self) -> threading.local:
+        local = self._local
+        if not hasattr(local, "name_stack"):
+            local.name_stack = ""
+            local.control_stack = []
+            local.device_stack = []
+            local.colocation_stack = []
+            local.attr_scope = {}
+            local.container = ""
+        return local
+
+    # --- identity ---------------------------------------------------------------------------
+    def _next_id(self) -> int:
+        self._id_counter += 1
+        return self._id_counter
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def seed(self) -> int | None:
+        return self._seed
+
+    @seed.setter
+    def seed(self, seed: int | None) -> None:
+        self._seed = seed
+
+    @property
+    def finalized(self) -> bool:
+        return self._finalized
+
+    def finalize(self) -> None:
+        """Make the graph read-only: adding an op afterwards raises RuntimeError."""
+        self._finalized = True
+
+    def _unsafe_unfinalize(self) -> None:
+        self._finalized = False
+
+    def _mutated(self) -> None:
+        self._mutation_version += 1
+
+    @contextlib.contextmanager
+    def as_default(self) -> Iterator[Graph]:
+        """Make this the default graph in the ``with`` block."""
+        _default_graph_stack().append(self)
+        try:
+            yield self
+        finally:
+            _default_graph_stack().pop()
+
+    # --- names -------------------------------------------------------------------------------
+    def get_name_scope(self) -> str:
+        return self._state.name_stack
+
+    def unique_name(self, name: str, mark_as_used: bool = True) -> str:
+        """``name`` inside the current scope, made unique ("a", "a_1", ...) case-insensitively."""
+        stack = self._state.name_stack
+        if stack:
+            name = f"{stack}/{name}"
+        key = name.lower()
+        count = self._names_in_use.get(key, 0)
+        if mark_as_used:
+            self._names_in_use[key] = count + 1
+        if count > 0:
+            base = key
+            while key in self._names_in_use:
+                key = f"{base}_{count}"
+                count += 1
+            if mark_as_used:
+                self._names_in_use[key] = 1
+            name = f"{name}_{count - 1}"
+        return name
+
+    @contextlib.contextmanager
+    def name_scope(self, name: str | None) -> Iterator[str]:
+        """Open a name scope; yields its prefix ending in "/" ("" for the root)."""
+        state = self._state
+        old = state.name_stack
+        if not name:
+            new = ""
+        elif name.endswith("/"):
+            new = name[:-1]
+        else:
+            new = self.unique_name(name)
+        state.name_stack = new
+        try:
+            yield f"{new}/" if new else ""
+        finally:
+            state.name_stack = old
+
+    # --- scopes that shape new ops -------------------------------------------------------------
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs: Sequence[Any] | None) -> Iterator[None]:
+        """Ops created inside run only after ``control_inputs``; None clears outer scopes."""
+        state = self._state
+        old = state.control_stack
+        if control_inputs is None:
+            state.control_stack = []
+        else:
+            ops = []
+            for c in control_inputs:
+                c = _as_operation(self, c)
+                if c not in ops:
+                    ops.append(c)
+            state.control_stack = old + [ops]
+        try:
+            yield
+        finally:
+            state.control_stack = old
+
+    @contextlib.contextmanager
+    def device(self, device_name_or_function: Any) -> Iterator[None]:
+        """Place ops created inside on a device (a string, DeviceSpec, or function of the op)."""
+        state = self._state
+        state.device_stack.append(device_name_or_function)
+        self._mutated()
+        try:
+            yield
+        finally:
+            state.device_stack.pop()
+
+    @contextlib.contextmanager
+    def colocate_with(self, op: Any, ignore_existing: bool = False) -> Iterator[None]:
+        """Place ops created inside on the same device as ``op``."""
+        state = self._state
+        old = state.colocation_stack
+        if op is None:
+            state.colocation_stack = []
+        else:
+            target = _as_operation(self, op)
+            state.colocation_stack = ([] if ignore_existing else old) + [target]
+        try:
+            yield
+        finally:
+            state.colocation_stack = old
+
+    @contextlib.contextmanager
+    def container(self, container_name: str) -> Iterator[None]:
+        """Stateful ops created inside keep their state in the named resource container."""
+        state = self._state
+        old = state.container
+        state.container = container_name
+        try:
+            yield
+        finally:
+            state.container = old
+
+    @contextlib.contextmanager
+    def _attr_scope(self, attrs: dict[str, Any]) -> Iterator[None]:
+        state = self._state
+        old = state.attr_scope
+        state.attr_scope = {**old, **attrs}
+        try:
+            yield
+        finally:
+            state.attr_scope = old
+
+    # --- ops ------------------------------------------------------------------------------------
+    def create_op(
+        self,
+        op_type: str,
+        inputs: Sequence[Any] = (),
+        attrs: dict[str, Any] | None = None,
+        name: str | None = None,
+        control_inputs: Sequence[Operation] = (),
+        output_specs: Sequence[TensorSpec] | None = None,
+    ) -> Operation:
+        """Create an op of a registered type; inputs may be tensors or lists (list inputs).
+
+        Shape inference runs here, so a matmul of [2,3] by [4,5] raises ValueError now.
+        """
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
+        opdef = get_op_def(op_type)
+        attrs = dict(attrs or {})
+        flat: list[Tensor] = []
+        grouped: list[Any] = []
+        for i, value in enumerate(inputs):
+            if i in opdef.list_inputs:
+                tensors = [self._as_input(v) for v in value]
+                attrs.setdefault("N", len(tensors))
+                grouped.append(tensors)
+                flat.extend(tensors)
+            else:
+                tensor = self._as_input(value)
+                grouped.append(tensor)
+                flat.append(tensor)
+        if len(grouped) != len(opdef.inputs):
+            raise TypeError(
+                f"{op_type} takes inputs {opdef.input_names}, got {len(grouped)} input(s)"
+            )
+        for key, default in opdef.attrs.items():
+            if key not in attrs:
+                if default is _required():
+                    raise TypeError(f"{op_type} requires attr '{key}'")
+                attrs[key] = default
+        with self._lock:
+            state = self._state
+            if name and name.endswith("/"):
+                op_name = name[:-1]
+            else:
+                op_name = self.unique_name(name or op_type)
+            if output_specs is None:
+                output_specs = _infer(opdef, op_name, grouped, attrs)
+            controls = list(control_inputs)
+            input_ops = {t.op for t in flat}
+            for scope in state.control_stack:
+                for c in scope:
+                    if c not in controls and c not in input_ops:
+                        controls.append(c)
+            for key, value in state.attr_scope.items():
+                attrs.setdefault(key, value)
+            if opdef.stateful and "container" in opdef.attrs and not attrs.get("container"):
+                attrs["container"] = state.container
+            op = Operation(
+                self,
+                op_type,
+                op_name,
+                flat,
+                attrs,
+                output_specs,
+                controls,
+                "",
+                opdef,
+                _creation_site(),
+            )
+            self._place(op, state)
+            self._ops_by_name[op_name] = op
+            self._ops.append(op)
+            self._version += 1
+        for observer in self._op_observers:
+            observer(op)
+        return op
+
+    def _place(self, op: Operation, state: threading.local) -> None:
+        if state.colocation_stack:
+            target = state.colocation_stack[-1]
+            groups = list(target.attrs.get("_class", [f"loc:@{target.name}"]))
+            op._attrs["_class"] = groups
+            op._device = target.device
+            return
+        device = ""
+        for spec in state.device_stack:
+            if callable(spec) and not isinstance(spec, (str, DeviceSpec)):
+                op._device = device
+                spec = spec(op)
+            if spec is None:
+                device = ""  # tf.device(None) clears the outer device scopes
+            elif spec:
+                device = merge_device(device, spec)
+        op._device = device
+
+    def _as_input(self, value: Any) -> Tensor:
+        tensor = convert_to_tensor(value)
+        if tensor.graph is not self:
+            raise ValueError(
+                f"Tensor {tensor.name} must be from the same graph as the op being created."
+            )
+        return tensor
+
+    def _add_op(self, op: Operation) -> None:  # used by import_graph_def for prebuilt ops
+        self._ops_by_name[op.name] = op
+        self._ops.append(op)
+        self._version += 1
+
+    def _remove_ops(self, ops: Sequence[Operation]) -> None:
+        """Remove ops no other op consumes (the notebook layer's cell re-runs use this)."""
+        doomed = set(ops)
+        with self._lock:
+            for op in ops:
+                for t in op._inputs:
+                    if op in t._consumers:
+                        t._consumers.remove(op)
+                for c in op._control_inputs:
+                    if op in c._control_outputs:
+                        c._control_outputs.remove(op)
+                self._ops_by_name.pop(op.name, None)
+            self._ops = [op for op in self._ops if op not in doomed]
+            for values in self._collections.values():
+                values[:] = [v for v in values if _owner_op(v) not in doomed]
+            self._version += 1
+            self._mutated()
+
+    def get_operations(self) -> list[Operation]:
+        return list(self._ops)
+
+    def get_operation_by_name(self, name: str) -> Operation:
+        op = self._ops_by_name.get(name)
+        if op is None:
+            raise KeyError(f"The name '{name}' refers to an Operation not in the graph.")
+        return op
+
+    def get_tensor_by_name(self, name: str) -> Tensor:
+        op_name, sep, index = name.rpartition(":")
+        if not sep or not index.isdigit():
+            raise ValueError(
+                f"The name '{name}' looks like an Operation name, not a Tensor name "
+                "(Tensor names look like '<op_name>:<output_index>')."
+            )
+        op = self._ops_by_name.get(op_name)
+        if op is None:
+            raise KeyError(
+                f"The name '{name}' refers to a Tensor which does not exist. "
+                f"The operation, '{op_name}', does not exist in the graph."
+            )
+        i = int(index)
+        if i >= len(op._outputs):
+            raise KeyError(
+                f"The name '{name}' refers to a Tensor which does not exist. The operation, "
+                f"'{op_name}', exists but only has {len(op._outputs)} outputs."
+            )
+        return op._outputs[i]
+
+    def as_graph_element(self, obj: Any, allow_tensor: bool = True, allow_operation: bool = True):
+        """Resolve a Tensor, Operation, name or convertible object to an element of this graph."""
+        if isinstance(obj, str):
+            if ":" in obj and allow_tensor:
+                return self.get_tensor_by_name(obj)
+            if allow_operation:
+                return self.get_operation_by_name(obj)
+            return self.get_tensor_by_name(obj)
+        if isinstance(obj, Tensor) and allow_tensor:
+            element: Any = obj
+        elif isinstance(obj, Operation) and allow_operation:
+            element = obj
+        elif hasattr(obj, "_as_graph_element"):
+            element = obj._as_graph_element()
+        else:
+            raise TypeError(f"Can not convert a {type(obj).__name__} into a graph element.")
+        if element.graph is not self:
+            raise ValueError(f"{element} is not an element of this graph.")
+        return element
+
+    def is_fetchable(self, op: Any) -> bool:
+        return True
+
+    # --- collections ------------------------------------------------------------------------------
+    def add_to_collection(self, name: str, value: Any) -> None:
+        self._collections.setdefault(name, []).append(value)
+
+    def add_to_collections(self, names: Any, value: Any) -> None:
+        for name in [names] if isinstance(names, str) else set(names):
+            self.add_to_collection(name, value)
+
+    def get_collection(self, name: str, scope: str | None = None) -> list[Any]:
+        values = self._collections.get(name, [])
+        if scope is None:
+            return list(values)
+        import re
+
+        pattern = re.compile(scope)
+        return [v for v in values if hasattr(v, "name") and pattern.match(v.name)]
+
+    def get_collection_ref(self, name: str) -> list[Any]:
+        return self._collections.setdefault(name, [])
+
+    def get_all_collection_keys(self) -> list[str]:
+        return [k for k, v in self._collections.items() if v]
+
+    def clear_collection(self, name: str) -> None:
+        self._collections.pop(name, None)
+
+    # --- serialisation --------------------------------------------------------------------------
+    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict:
+        from nbflow.framework.graph_def import graph_to_graph_def
+
+        return graph_to_graph_def(self, add_shapes=add_shapes)
+
+    @property
+    def graph_def_versions(self) -> dict[str, int]:
+        return dict(self._graph_def_versions)
+
+    def __repr__(self) -> str:
+        return f"<nbflow.Graph {len(self._ops)} ops at 0x{id(self):x}>"
+
+
+def _required() -> Any:
+    from nbflow.framework.op_def import REQUIRED
+
+    return REQUIRED
+
+
+def _owner_op(value: Any) -> Any:
+    if isinstance(value, Operation):
+        return value
+    if isinstance(value, Tensor):
+        return value.op
+    op = getattr(value, "op", None)
+    return op if isinstance(op, Operation) else None
+
+
+def _infer(opdef: OpDef, name: str, grouped: list[Any], attrs: dict[str, Any]) -> list[TensorSpec]:
+    specs = [[_spec_of(t) for t in v] if isinstance(v, list) else _spec_of(v) for v in grouped]
+    infer_attrs = {k: v for k, v in attrs.items() if not k.startswith("_") and k != "N"}
+    try:
+        result = opdef.infer(*specs, **infer_attrs)
+    except (ValueError, TypeError) as e:
+        shapes = ", ".join(_describe_spec(s) for s in specs)
+        raise type(e)(f"{e} for '{name}' (op: '{opdef.type}') with input shapes: {shapes}.") from e
+    if isinstance(result, TensorSpec):
+        return [result]
+    return list(result)
+
+
+def _describe_spec(spec: Any) -> str:
+    if isinstance(spec, list):
+        return "[" + ", ".join(_describe_spec(s) for s in spec) + "]"
+    return "?" if spec.shape.dims is None else str(spec.shape.as_list())
+
+
+def _spec_of(t: Tensor) -> TensorSpec:
+    return TensorSpec(t._shape, t._dtype, constant_value(t))
+
+
+def constant_value(tensor: Tensor) -> Any:
+    """The tensor's value if it is known at graph construction (constants and simple folds)."""
+    op = tensor.op
+    if op.type == "Const":
+        return op.get_attr("value")
+    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
+        return np.array(op.inputs[0].shape.as_list(), dtype=op.get_attr("out_type").np)
+    if op.type == "Identity":
+        return constant_value(op.inputs[0])
+    return None
+
+
+def _creation_site() -> tuple[str, int, str] | None:
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_NBFLOW_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return None
+    return (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+
+
+def _as_operation(graph: Graph, value: Any) -> Operation:
+    if isinstance(value, Operation):
+        return value
+    if isinstance(value, Tensor):
+        return value.op
+    element = graph.as_graph_element(value)
+    return element if isinstance(element, Operation) else element.op
+
+
+# --- the default graph and session -------------------------------------------------------------
+class _DefaultStacks(threading.local):
+    def __init__(self) -> None:
+        self.graphs: list[Graph] = []
+        self.sessions: list[Any] = []
+
+
+_stacks = _DefaultStacks()
+_global_default_graph: Graph | None = None
+
+
+def _default_graph_stack() -> list[Graph]:
+    return _stacks.graphs
+
+
+def get_default_graph() -> Graph:
+    """The innermost graph of ``as_default()`` blocks, else the global default graph."""
+    global _global_default_graph
+    if _stacks.graphs:
+        return _stacks.graphs[-1]
+    if _global_default_graph is None:
+        _global_default_graph = Graph()
+    return _global_default_graph
+
+
+def reset_default_graph() -> None:
+    """Clear the global default graph (not allowed inside a ``Graph.as_default()`` block)."""
+    global _global_default_graph
+    if _stacks.graphs:
+        raise AssertionError(
+            "Do not use tf.reset_default_graph() to clear nested graphs. If you need a cleared "
+            "graph, exit the nesting and create a new graph."
+        )
+    _global_default_graph = Graph()
+
+
+def get_default_session() -> Any:
+    return _stacks.sessions[-1] if _stacks.sessions else None
+
+
+@contextlib.contextmanager
+def default_session(session: Any) -> Iterator[Any]:
+    _stacks.sessions.append(session)
+    try:
+        yield session
+    finally:
+        _stacks.sessions.pop()
+
+
+def _push_session(session: Any) -> None:
+    _stacks.sessions.append(session)
+
+
+def _remove_session(session: Any) -> None:
+    if session in _stacks.sessions:
+        _stacks.sessions.remove(session)
+
+
+# --- module-level conveniences on the default graph ----------------------------------------------
+def name_scope(name: str | None, default_name: str | None = None, values: Any = None):
+    """``tf.name_scope(name, default_name=None, values=None)``."""
+    graph = _graph_of(values) or get_default_graph()
+    return graph.name_scope(name if name is not None else default_name)
+
+
+def _graph_of(values: Any) -> Graph | None:
+    if not values:
+        return None
+    for v in values:
+        if isinstance(v, (Tensor, Operation)):
+            return v.graph
+        op = getattr(v, "op", None)
+        if isinstance(op, Operation):
+            return op.graph
+    return None
+
+
+def control_dependencies(control_inputs: Sequence[Any] | None):
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+def device(device_name_or_function: Any):
+    return get_default_graph().device(device_name_or_function)
+
+
+def colocate_with(op: Any, ignore_existing: bool = False):
+    return get_default_graph().colocate_with(op, ignore_existing)
+
+
+def container(container_name: str):
+    return get_default_graph().container(container_name)
+
+
+def add_to_collection(name: str, value: Any) -> None:
+    get_default_graph().add_to_collection(name, value)
+
+
+def add_to_collections(names: Any, value: Any) -> None:
+    get_default_graph().add_to_collections(names, value)
+
+
+def get_collection(key: str, scope: str | None = None) -> list[Any]:
+    return get_default_graph().get_collection(key, scope)
+
+
+def get_collection_ref(key: str) -> list[Any]:
+    return get_default_graph().get_collection_ref(key)
+
+
+# --- conversion to tensors ---------------------------------------------------------------
+_conversion_functions: list[tuple[type, Callable[..., Tensor]]] = []
+_constant_fn: list[Callable[..., Tensor]] = []
+
+
+def register_tensor_conversion_function(base_type: type, conversion_func: Callable[..., Any]):
+    """Teach ``convert_to_tensor`` a new type (Variables register themselves this way)."""
+    _conversion_functions.append((base_type, conversion_func))
+
+
+def _register_constant_fn(fn: Callable[..., Tensor]) -> None:
+    _constant_fn[:] = [fn]
+
+
+def convert_to_tensor(
+    value: Any, dtype: Any = None, name: str | None = None, preferred_dtype: Any = None
+) -> Tensor:
+    """A Tensor for ``value``: tensors pass through, Python and NumPy values become constants."""
+    if isinstance(value, Tensor):
+        if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
+            raise ValueError(
+                f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for Tensor "
+                f"with dtype {value.dtype.name}: {value!r}"
+            )
+        return value
+    for base, fn in _conversion_functions:
+        if isinstance(value, base):
+            return fn(value, dtype=dtype, name=name)
+    if isinstance(value, Operation):
+        raise TypeError(f"Can't convert Operation '{value.name}' to Tensor (target dtype={dtype})")
+    if isinstance(value, (list, tuple)) and any(_contains_tensor(v) for v in value):
+        return _pack_fn[0](list(value), name=name or "packed")
+    if dtype is None and preferred_dtype is not None:
+        try:
+            return _constant_fn[0](value, dtype=preferred_dtype, name=name or "Const")
+        except (TypeError, ValueError):
+            pass
+    return _constant_fn[0](value, dtype=dtype, name=name or "Const")
+
+
+_pack_fn: list[Callable[..., Tensor]] = []
+
+
+def _contains_tensor(value: Any) -> bool:
+    if isinstance(value, Tensor) or any(isinstance(value, b) for b, _ in _conversion_functions):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_contains_tensor(v) for v in value)
+    return False
+
+
+def convert_n_to_tensor(values: Sequence[Any], dtype: Any = None, name: str | None = None):
+    return [convert_to_tensor(v, dtype=dtype) for v in values]
+
+
+def is_tensor(value: Any) -> bool:
+    return isinstance(value, Tensor)

@@ -1,0 +1,86 @@
+"""State that outlives a step: variables, queues and kernel state, held in named containers.
+
+A device's ``ResourceManager`` maps ``(container, name)`` to a resource (whitepaper §4.7).
+Ops hold only names; kernels look resources up through ``ctx.resources`` at run time, so
+several sessions and concurrent steps can share them and a container can be reset.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+from collections.abc import Callable
+
+from nbflow import errors
+
+
+class VariableResource:
+    """A mutable tensor. ``value`` is None until an initializer (an Assign) has run."""
+
+    __slots__ = ("name", "value", "lock")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.value: Any = None
+        self.lock = threading.Lock()
+
+    def read(self) -> Any:
+        value = self.value
+        if value is None:
+            raise errors.FailedPreconditionError(
+                None,
+                None,
+                f"Attempting to use uninitialized value {self.name}; "
+                "run its initializer first (e.g. tf.global_variables_initializer())",
+            )
+        return value
+
+    def is_initialized(self) -> bool:
+        return self.value is not None
+
+    def __repr__(self) -> str:
+        state = (
+            "uninitialized" if self.value is None else f"{self.value.dtype}{list(self.value.shape)}"
+        )
+        return f"<VariableResource {self.name} {state}>"
+
+
+class ResourceManager:
+    """Resources of one device, grouped in containers; the default container is ``""``."""
+
+    def __init__(self) -> None:
+        self._containers: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def lookup_or_create(self, container: str, name: str, factory: Callable[[], Any]) -> Any:
+        found = self._containers.get(container, {}).get(name)
+        if found is not None:
+            return found
+        with self._lock:
+            resources = self._containers.setdefault(container, {})
+            if name not in resources:
+                resources[name] = factory()
+            return resources[name]
+
+    def lookup(self, container: str, name: str) -> Any:
+        try:
+            return self._containers[container][name]
+        except KeyError:
+            raise errors.NotFoundError(
+                None, None, f"Resource {container}/{name} does not exist"
+            ) from None
+
+    def variable(self, container: str, name: str) -> VariableResource:
+        return self.lookup_or_create(container, name, lambda: VariableResource(name))
+
+    def reset(self, containers: list[str] | None = None) -> None:
+        """Drop every resource in the given containers (all of them when None)."""
+        with self._lock:
+            for container in list(self._containers) if containers is None else containers:
+                self._containers.pop(container, None)
+
+    def containers(self) -> list[str]:
+        return list(self._containers)
+
+    def items(self, container: str = "") -> list[tuple[str, Any]]:
+        return list(self._containers.get(container, {}).items())

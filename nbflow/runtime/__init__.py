@@ -1,0 +1,1 @@
+"""Running graphs: plans (prune, place, order, bind), executors, and Session."""
