@@ -63,7 +63,17 @@ class KernelContext:
     The runtime builds one per step and device; ``ops/`` reach run-time services only through it.
     """
 
-    __slots__ = ("device", "xp", "resources", "step_id", "rendezvous", "options", "frame", "stats")
+    __slots__ = (
+        "device",
+        "xp",
+        "resources",
+        "step_id",
+        "rendezvous",
+        "options",
+        "frame",
+        "stats",
+        "cancellation",
+    )
 
     def __init__(
         self,
@@ -82,6 +92,50 @@ class KernelContext:
         self.options = options
         self.frame = None
         self.stats = None
+        self.cancellation = CancellationManager()
+
+
+class CancellationManager:
+    """Callbacks to run when a step is cancelled (deadline, error): blocked kernels register
+    here to withdraw their waiters, so a cancelled step leaves no stale waiter in a queue."""
+
+    __slots__ = ("_callbacks", "_cancelled", "_lock")
+
+    def __init__(self) -> None:
+        import threading
+
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._cancelled = False
+        self._lock = threading.Lock()
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self._cancelled
+
+    def register(self, callback: Callable[[], None]) -> int | None:
+        """Register ``callback``; returns a token, or None if already cancelled (then act now)."""
+        with self._lock:
+            if self._cancelled:
+                return None
+            token = len(self._callbacks) + 1
+            while token in self._callbacks:
+                token += 1
+            self._callbacks[token] = callback
+            return token
+
+    def deregister(self, token: int | None) -> None:
+        with self._lock:
+            self._callbacks.pop(token, None)  # type: ignore[arg-type]
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            callbacks = list(self._callbacks.values())
+            self._callbacks.clear()
+        for callback in callbacks:
+            callback()
 
 
 def cpu_context() -> KernelContext:
@@ -154,7 +208,10 @@ class OpDef:
     num_outputs: ClassVar[int] = 1
     stateful: ClassVar[bool] = False
     differentiable: ClassVar[bool] = True
-    # True for kernels that may block (queue ops, Recv): they run on the parallel executor.
+    # Asynchronous kernels (queue ops, Recv) may have to wait. Their kernel is called as
+    # ``kernel(ctx, *inputs, done=done)`` and returns at once; it later calls exactly once
+    # ``done(result)`` or ``done(error=exc)``, from any thread. A waiting kernel pins no executor
+    # thread (whitepaper §5.3). Plans with async kernels run on the dataflow executor.
     is_async: ClassVar[bool] = False
     # True for ops whose output is (a view of) their first input: fetches of it may alias state.
     forwards_input: ClassVar[bool] = False

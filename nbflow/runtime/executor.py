@@ -223,10 +223,13 @@ class ParallelExecutor:
             if roots:
                 self.pool.submit(self._run_from, ctx, state, roots[0])
         if not state.done.wait(timeout):
-            state.error = errors.DeadlineExceededError(
-                None, None, f"Timed out after {timeout:.3f} s waiting for the step to finish"
+            self._abort(
+                ctx,
+                state,
+                errors.DeadlineExceededError(
+                    None, None, f"Timed out after {timeout:.3f} s waiting for the step to finish"
+                ),
             )
-            raise state.error
         if state.error is not None:
             raise state.error
         out = []
@@ -249,14 +252,39 @@ class ParallelExecutor:
                     for src, deref in zip(node.sources, node.deref)
                 ]
             except BaseException as exc:  # an uninitialized variable read
-                self._abort(state, kernel_error(node, exc, None))
+                self._abort(ctx, state, kernel_error(node, exc, None))
+                return
+            if node.is_async:
+                self._start_async(ctx, state, node, inputs)
                 return
             try:
                 result = node.kernel(ctx, *inputs)
             except BaseException as exc:
-                self._abort(state, kernel_error(node, exc, inputs))
+                self._abort(ctx, state, kernel_error(node, exc, inputs))
                 return
             index = self._finish(ctx, state, node, result)
+
+    def _start_async(self, ctx: KernelContext, state: StepState, node: PlanNode, inputs: list):
+        """Start an async kernel; its ``done`` continues the step from whichever thread calls it."""
+        called = [False]
+
+        def done(result: Any = None, error: BaseException | None = None) -> None:
+            if called[0]:
+                return
+            called[0] = True
+            if error is not None:
+                self._abort(ctx, state, kernel_error(node, error, inputs))
+                return
+            if state.error is not None:
+                return
+            successor = self._finish(ctx, state, node, result)
+            if successor is not None:
+                self.pool.submit(self._run_from, ctx, state, successor)
+
+        try:
+            node.kernel(ctx, *inputs, done=done)
+        except BaseException as exc:
+            done(error=exc)
 
     def _finish(self, ctx: KernelContext, state: StepState, node: PlanNode, result: Any):
         values = state.values
@@ -285,11 +313,12 @@ class ParallelExecutor:
             self.pool.submit(self._run_from, ctx, state, other)
         return ready[0]
 
-    def _abort(self, state: StepState, error: BaseException) -> None:
+    def _abort(self, ctx: KernelContext, state: StepState, error: BaseException) -> None:
         with state.lock:
             if state.error is None:
                 state.error = error
             state.done.set()
+        ctx.cancellation.cancel()
 
 
 _pools: dict[int, ThreadPoolExecutor] = {}
