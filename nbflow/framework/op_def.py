@@ -150,24 +150,26 @@ class Sample:
     """One example invocation of an op, for the registry-wide tests.
 
     Keyword arguments named like the op's inputs give the inputs: a tuple is a shape (random
-    values of ``dtype``), anything else is converted with ``np.asarray``; a list input takes a
-    list of those. Remaining keywords are attrs.
+    values of ``input_dtype``), anything else is converted with ``np.asarray``; a list input
+    takes a list of those. Remaining keywords are attrs.
     """
 
     kwargs: dict[str, Any]
-    dtype: Any = np.float64
+    input_dtype: Any = np.float64
     opdef: OpDef | None = None
 
-    def __init__(self, dtype: Any = np.float64, **kwargs: Any):
+    def __init__(self, input_dtype: Any = np.float64, **kwargs: Any):
         self.kwargs = kwargs
-        self.dtype = dtype
+        self.input_dtype = input_dtype
         self.opdef = None
 
     @property
     def attrs(self) -> dict[str, Any]:
         assert self.opdef is not None
         names = {n.rstrip("*&") for n in self.opdef.inputs}
-        return {k: v for k, v in self.kwargs.items() if k not in names}
+        given = {k: v for k, v in self.kwargs.items() if k not in names}
+        defaults = {k: v for k, v in self.opdef.attrs.items() if v is not REQUIRED}
+        return {**defaults, **given}
 
     def make_inputs(self, rng: np.random.Generator) -> list[Any]:
         assert self.opdef is not None
@@ -182,7 +184,7 @@ class Sample:
 
     def _make(self, value: Any, rng: np.random.Generator) -> Any:
         if isinstance(value, tuple):
-            dtype = np.dtype(self.dtype)
+            dtype = np.dtype(self.input_dtype)
             if dtype.kind == "f":
                 return rng.standard_normal(value).astype(dtype)
             if dtype.kind == "b":

@@ -1,0 +1,99 @@
+"""Finite-difference checks of op gradients, shared by the registry-wide test and op tests.
+
+``check_op_gradient(case)`` builds the op of a Sample on float64 placeholders, asks its OpDef
+for the gradient graph given random upstream gradients, runs it, and compares with central
+differences of  L(x) = sum_k <g_k, out_k(x)>  computed from the NumPy kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import nbflow as tf
+from nbflow.framework.op_def import cpu_context
+
+
+def _is_float(x) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype.kind == "f"
+
+
+def _forward(case, args):
+    kernel_args = [tuple(a) if isinstance(a, list) else a for a in args]
+    out = case.opdef.compute(cpu_context(), *kernel_args, **case.attrs)
+    n = case.opdef.output_count({**case.attrs, "N": _list_len(case, args)})
+    return [np.asarray(out)] if n == 1 else [np.asarray(o) for o in out]
+
+
+def _list_len(case, args):
+    if case.opdef.list_inputs:
+        return len(args[min(case.opdef.list_inputs)])
+    return None
+
+
+def check_op_gradient(case, rtol: float = 1e-4, atol: float = 1e-6, eps: float = 1e-6) -> None:
+    rng = np.random.default_rng(1)
+    args = case.make_inputs(rng)
+    outputs = _forward(case, args)
+    upstream = [rng.standard_normal(o.shape) if o.dtype.kind in "fc" else None for o in outputs]
+
+    graph = tf.Graph()
+    with graph.as_default():
+        feeds, inputs, flat_args = {}, [], []
+        for value in args:
+            values = value if isinstance(value, list) else [value]
+            tensors = []
+            for v in values:
+                p = tf.placeholder(tf.as_dtype(v.dtype), v.shape)
+                feeds[p] = v
+                tensors.append(p)
+                flat_args.append((p, v))
+            inputs.append(tensors if isinstance(value, list) else tensors[0])
+        op = graph.create_op(case.opdef.type, inputs, dict(case.attrs))
+        grad_tensors = []
+        for out, g in zip(op.outputs, upstream):
+            if g is None:
+                grad_tensors.append(None)
+            else:
+                gp = tf.placeholder(out.dtype, g.shape)
+                feeds[gp] = g
+                grad_tensors.append(gp)
+        grads = case.opdef.gradient(op, *grad_tensors)
+        assert len(grads) == len(flat_args), (case, len(grads), len(flat_args))
+        wanted = [(i, g) for i, g in enumerate(grads) if g is not None and _is_float(flat_args[i][1])]
+        with tf.Session(graph=graph) as sess:
+            values = sess.run([tf.convert_to_tensor(g) if not hasattr(g, "indices") else g
+                               for _, g in wanted], feeds)
+
+    def loss(flat_values):
+        rebuilt, k = [], 0
+        for value in args:
+            if isinstance(value, list):
+                rebuilt.append(flat_values[k : k + len(value)])
+                k += len(value)
+            else:
+                rebuilt.append(flat_values[k])
+                k += 1
+        outs = _forward(case, rebuilt)
+        return sum(float(np.sum(o * g)) for o, g in zip(outs, upstream) if g is not None)
+
+    base = [v for _, v in flat_args]
+    for (i, _), analytic in zip(wanted, values):
+        analytic = _dense(analytic, base[i].shape)
+        numeric = np.zeros_like(base[i], dtype=np.float64)
+        it = np.nditer(base[i], flags=["multi_index"])
+        for _ in it:
+            idx = it.multi_index
+            plus = [v.copy() for v in base]
+            minus = [v.copy() for v in base]
+            plus[i][idx] += eps
+            minus[i][idx] -= eps
+            numeric[idx] = (loss(plus) - loss(minus)) / (2 * eps)
+        np.testing.assert_allclose(analytic, numeric, rtol=rtol, atol=atol, err_msg=f"{case} input {i}")
+
+
+def _dense(value, shape):
+    if hasattr(value, "indices"):  # IndexedSlicesValue
+        out = np.zeros(shape)
+        np.add.at(out, value.indices, value.values)
+        return out
+    return np.broadcast_to(np.asarray(value, dtype=np.float64), shape)

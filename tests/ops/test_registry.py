@@ -1,0 +1,40 @@
+"""Registry-wide checks: every op sample's inferred shape and dtype agree with its kernel."""
+
+import numpy as np
+import pytest
+
+import nbflow  # noqa: F401 - registers every op
+from nbflow.framework.op_def import TensorSpec, all_samples, cpu_context, kernel_attrs
+
+
+def _spec(value):
+    if isinstance(value, list):
+        return [_spec(v) for v in value]
+    return TensorSpec.of_value(value)
+
+
+@pytest.mark.parametrize("case", all_samples(), ids=str)
+def test_shape_function_agrees_with_kernel(case):
+    args = case.make_inputs(np.random.default_rng(0))
+    attrs = kernel_attrs(case.attrs)
+    inferred = case.opdef.infer(*map(_spec, args), **attrs)
+    if case.opdef.list_inputs:
+        attrs["N"] = len(args[min(case.opdef.list_inputs)])
+    kernel_args = [tuple(a) if isinstance(a, list) else a for a in args]
+    actual = case.opdef.compute(cpu_context(), *kernel_args, **case.attrs)
+    inferred = [inferred] if isinstance(inferred, TensorSpec) else list(inferred)
+    actual = [actual] if case.opdef.num_outputs == 1 and len(inferred) == 1 else list(actual)
+    assert len(inferred) == len(actual), case
+    for spec, value in zip(inferred, actual):
+        assert spec.is_compatible_with(TensorSpec.of_value(value)), (case, spec, np.shape(value))
+
+
+def test_every_op_declares_a_gradient_or_is_marked_not_differentiable():
+    from nbflow.framework.op_def import OpDef, registered_ops
+
+    missing = [
+        name
+        for name, opdef in registered_ops().items()
+        if opdef.differentiable and type(opdef).gradient is OpDef.gradient
+    ]
+    assert not missing, f"ops with neither a gradient nor differentiable=False: {missing}"
