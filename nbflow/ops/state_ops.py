@@ -69,9 +69,17 @@ class Assign(OpDef):
                 f"Assign requires shapes of both tensors to match. lhs shape= "
                 f"{list(current.shape)} rhs shape= {list(value.shape)} (variable {ref.name})",
             )
-        # A fresh buffer, not an in-place write: a reader that already holds the old value
-        # in this step keeps it (and the assigned value may be a constant or another variable).
-        ref.value = xp.array(value, copy=True)
+        if (
+            current is not None
+            and current.shape == value.shape
+            and current.dtype == value.dtype
+            and current.flags.writeable
+        ):
+            # In place, as TensorFlow's ref variables do: a read forwarded through Identity
+            # after this Assign (the control_dependencies idiom) sees the new value.
+            current[...] = value
+        else:
+            ref.value = xp.array(value, copy=True)
         return ref
 
 

@@ -1,0 +1,67 @@
+"""Timing helpers shared by the benchmark suites: medians over repeats, one result record."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from collections.abc import Callable
+
+
+@dataclass
+class Result:
+    """One measured figure: a workload run by one framework."""
+
+    suite: str
+    workload: str
+    framework: str
+    value: float  # in `unit`, higher is better unless `lower_is_better`
+    unit: str
+    repeats: int
+    spread: tuple[float, float]  # 10th and 90th percentile of the repeats
+    lower_is_better: bool = False
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def rate(
+    fn: Callable[[], object],
+    work_per_call: float = 1.0,
+    min_time: float = 0.2,
+    repeats: int = 7,
+    warmup: int = 3,
+) -> tuple[float, tuple[float, float]]:
+    """Median rate (work units per second) of ``fn`` over ``repeats`` timed batches.
+
+    Each batch runs ``fn`` enough times to last ``min_time`` seconds, so timer resolution and
+    loop overhead do not dominate fast calls.
+    """
+    for _ in range(warmup):
+        fn()
+    calls = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time / 4:
+            break
+        calls *= 4
+    calls = max(1, int(calls * (min_time / max(elapsed, 1e-9))))
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        elapsed = time.perf_counter() - start
+        rates.append(calls * work_per_call / elapsed)
+    return statistics.median(rates), _spread(rates)
+
+
+def _spread(values: list[float]) -> tuple[float, float]:
+    ordered = sorted(values)
+    lo = ordered[max(0, int(0.1 * (len(ordered) - 1)))]
+    hi = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    return lo, hi
