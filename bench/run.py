@@ -1,6 +1,6 @@
 """Run the benchmark suites side by side and print one table per suite.
 
-    python -m bench.run                 # every suite, nbflow + NumPy here, TF/PyTorch from .benchvenv
+    python -m bench.run                 # every suite (TF and PyTorch from .benchvenv)
     python -m bench.run --suite core    # one suite
     python -m bench.run --quick         # fewer repeats
 
