@@ -45,8 +45,9 @@ class _Echo(WorkerPlugin):
                 times.append(time.perf_counter() - start)
             return times
 
-        worker.handlers.update(bench_echo=echo, bench_blob=blob, bench_ping_peer=ping_peer,
-                               bench_pull_peer=pull_peer)
+        worker.handlers.update(
+            bench_echo=echo, bench_blob=blob, bench_ping_peer=ping_peer, bench_pull_peer=pull_peer
+        )
 
 
 class Peer:
@@ -67,8 +68,17 @@ def _ms(times):
 
 
 def main() -> None:
-    with LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
-                      scheduler_port=0, host="127.0.0.1") as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=2,
+            processes=True,
+            dashboard_address=None,
+            scheduler_port=0,
+            host="127.0.0.1",
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         a, b = sorted(client.scheduler_info()["workers"])
         client.register_plugin(_Echo())
 
@@ -91,8 +101,10 @@ def main() -> None:
         print(f"actor-to-actor call, tiny message:  {_ms(actor_times):.3f} ms")
         print(f"two scheduled tasks across workers: {_ms(task_times):.3f} ms")
         mb_s = 100 / statistics.median(big)
-        print(f"worker rpc handler, 100 MB array:   {statistics.median(big) * 1e3:.1f} ms "
-              f"({mb_s:,.0f} MB/s)")
+        print(
+            f"worker rpc handler, 100 MB array:   {statistics.median(big) * 1e3:.1f} ms "
+            f"({mb_s:,.0f} MB/s)"
+        )
 
 
 if __name__ == "__main__":
