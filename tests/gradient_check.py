@@ -59,10 +59,14 @@ def check_op_gradient(case, rtol: float = 1e-4, atol: float = 1e-6, eps: float =
                 grad_tensors.append(gp)
         grads = case.opdef.gradient(op, *grad_tensors)
         assert len(grads) == len(flat_args), (case, len(grads), len(flat_args))
-        wanted = [(i, g) for i, g in enumerate(grads) if g is not None and _is_float(flat_args[i][1])]
+        wanted = [
+            (i, g) for i, g in enumerate(grads) if g is not None and _is_float(flat_args[i][1])
+        ]
         with tf.Session(graph=graph) as sess:
-            values = sess.run([tf.convert_to_tensor(g) if not hasattr(g, "indices") else g
-                               for _, g in wanted], feeds)
+            values = sess.run(
+                [tf.convert_to_tensor(g) if not hasattr(g, "indices") else g for _, g in wanted],
+                feeds,
+            )
 
     def loss(flat_values):
         rebuilt, k = [], 0
@@ -80,7 +84,7 @@ def check_op_gradient(case, rtol: float = 1e-4, atol: float = 1e-6, eps: float =
     for (i, _), analytic in zip(wanted, values):
         analytic = _dense(analytic, base[i].shape)
         numeric = np.zeros_like(base[i], dtype=np.float64)
-        it = np.nditer(base[i], flags=["multi_index"])
+        it = np.nditer(base[i], flags=["multi_index", "zerosize_ok"])
         for _ in it:
             idx = it.multi_index
             plus = [v.copy() for v in base]
@@ -88,7 +92,9 @@ def check_op_gradient(case, rtol: float = 1e-4, atol: float = 1e-6, eps: float =
             plus[i][idx] += eps
             minus[i][idx] -= eps
             numeric[idx] = (loss(plus) - loss(minus)) / (2 * eps)
-        np.testing.assert_allclose(analytic, numeric, rtol=rtol, atol=atol, err_msg=f"{case} input {i}")
+        np.testing.assert_allclose(
+            analytic, numeric, rtol=rtol, atol=atol, err_msg=f"{case} input {i}"
+        )
 
 
 def _dense(value, shape):

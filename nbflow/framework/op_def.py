@@ -16,6 +16,7 @@ Input names carry two marks: ``"values*"`` is a list input (its length is the at
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 from dataclasses import dataclass, field
@@ -228,6 +229,8 @@ class OpDef:
         if cls.__dict__.get("abstract", False):
             return
         instance = cls()
+        # Each op gets its own Sample objects, also when it inherits a base class's list.
+        cls.samples = [copy.copy(sample) for sample in cls.samples]
         for sample in cls.samples:
             sample.opdef = instance
         _REGISTRY[cls.type] = instance

@@ -86,8 +86,11 @@ def kernel_error(node: PlanNode, exc: BaseException, inputs: list[Any] | None) -
 
 def owned(value: Any) -> Any:
     """A fetched value the caller may keep and mutate (copies views and read-only buffers)."""
-    if type(value) is np.ndarray and (value.base is not None or not value.flags.writeable):
-        return value.copy()
+    if type(value) is np.ndarray:
+        if value.ndim == 0:
+            return value[()]  # a NumPy scalar, as TensorFlow returns for scalar fetches
+        if value.base is not None or not value.flags.writeable:
+            return value.copy()
     return value
 
 
@@ -163,7 +166,7 @@ def _generate(plan: Plan) -> str:
         if deref:  # reading a fetched variable can fail: blame its node
             body.append(f"n = {src[1]}; r{i} = {value}.read()")
             value = f"r{i}"
-        results.append(f"{value}.copy()" if copy else f"_owned({value})")
+        results.append(f"_owned({value}.copy())" if copy else f"_owned({value})")
     body.append("n = -1")
     body.append(f"return ({', '.join(results)}{',' if results else ''})")
     lines += [f"        {line}" for line in body]
@@ -237,7 +240,7 @@ class ParallelExecutor:
             value = state.values[src]
             if deref:
                 value = value.read()
-            out.append(value.copy() if copy else owned(value))
+            out.append(owned(value.copy()) if copy else owned(value))
         return tuple(out)
 
     def _run_from(self, ctx: KernelContext, state: StepState, index: int) -> None:
