@@ -1,0 +1,330 @@
+"""Random ops, with TensorFlow 1.x's graph-level and op-level seeds.
+
+Each random op carries two seeds, ``seed`` and ``seed2``, chosen at graph construction by
+``get_seed(op_seed)`` from the graph seed (``tf.set_random_seed``) and the op's own seed:
+
+    graph seed | op seed | seeds of the op
+    -----------+---------+-------------------------------------------------------------
+    set        | None    | (graph seed, an op seed derived from the graph's op count)
+    set        | set     | (graph seed, op seed)
+    None       | set     | (DEFAULT_GRAPH_SEED, op seed)
+    None       | None    | (0, 0): nondeterministic
+
+At run time each (session, op) pair owns one NumPy ``Generator``, created from ``(seed, seed2)``
+on the op's first run and advanced by every run. It lives in the device's resource manager
+(container ``__rng__``, keyed by the op's name), so two sessions over the same graph with the
+same seeds see the same sequence, and successive runs of one op differ. Random ops are stateful,
+so graph optimizations never fold or merge them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from nbflow.framework import dtypes
+from nbflow.framework import ops as ops_lib
+from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec, kernel_attrs
+from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops import array_ops, math_ops
+
+DEFAULT_GRAPH_SEED = 87654321
+_MAXINT32 = 2**31 - 1
+_RNG_CONTAINER = "__rng__"
+
+Tensor = ops_lib.Tensor
+
+
+def set_random_seed(seed: int | None) -> None:
+    """Set the graph-level seed of the default graph (see the module docstring)."""
+    ops_lib.get_default_graph().seed = seed
+
+
+def get_seed(op_seed: int | None) -> tuple[int | None, int | None]:
+    """The (graph seed, op seed) pair a random op built now should use.
+
+    >>> import nbflow as tf
+    >>> tf.reset_default_graph()
+    >>> get_seed(7)
+    (87654321, 7)
+    """
+    graph = ops_lib.get_default_graph()
+    global_seed = graph.seed
+    if global_seed is not None:
+        if op_seed is None:
+            op_seed = graph._id_counter  # the id of the last op created, as TF's _last_id
+        seeds: tuple[int | None, int | None] = (global_seed % _MAXINT32, op_seed % _MAXINT32)
+    elif op_seed is not None:
+        seeds = (DEFAULT_GRAPH_SEED, op_seed % _MAXINT32)
+    else:
+        seeds = (None, None)
+    if seeds == (0, 0):  # (0, 0) means "nondeterministic" to the kernels
+        return 0, _MAXINT32
+    return seeds
+
+
+def new_generator(seed: int, seed2: int) -> np.random.Generator:
+    """A generator for seeds ``(seed, seed2)``; ``(0, 0)`` draws fresh OS entropy."""
+    if seed == 0 and seed2 == 0:
+        return np.random.default_rng()
+    return np.random.default_rng([seed, seed2])
+
+
+class _RandomOp(OpDef):
+    """Base of random ops: seeds as attrs, a per-(session, op) generator passed as ``rng``."""
+
+    abstract = True
+    stateful = True
+    differentiable = False
+    attrs: dict[str, Any] = {"seed": 0, "seed2": 0}
+
+    def bind(self, op: Any, device_type: str = "CPU"):
+        attrs = kernel_attrs(op.attrs)
+        seed, seed2, key = attrs["seed"], attrs["seed2"], op.name
+        compute = self.compute
+
+        def factory() -> np.random.Generator:
+            return new_generator(seed, seed2)
+
+        def random_kernel(ctx: KernelContext, *inputs: Any) -> Any:
+            rng = ctx.resources.lookup_or_create(_RNG_CONTAINER, key, factory)
+            return compute(ctx, *inputs, rng=rng, **attrs)
+
+        return random_kernel
+
+
+def _float_draw(draw: Any, dims: list[int], dtype: dtypes.DType) -> np.ndarray:
+    """``draw(size, dtype)`` in ``dtype``; half precision types are drawn as float32."""
+    if dtype.np in (np.float32, np.float64):
+        return draw(dims, dtype=dtype.np)
+    return draw(dims, dtype=np.float32).astype(dtype.np)
+
+
+class RandomUniform(_RandomOp):
+    """Floats uniform in [0, 1) of ``shape``."""
+
+    inputs = ("shape",)
+    attrs = {"dtype": dtypes.float32, "seed": 0, "seed2": 0}
+    samples = [
+        Sample(shape=np.array([2, 3], np.int32), seed=1, seed2=2),
+        Sample(shape=np.array([0], np.int64), dtype=dtypes.float64),
+        Sample(shape=np.array([3], np.int32), dtype=dtypes.float16, seed=3),
+    ]
+
+    def infer(self, shape: TensorSpec, dtype: dtypes.DType, seed: int, seed2: int):
+        return TensorSpec(array_ops._shape_from_spec(shape), dtype)
+
+    def compute(self, ctx: KernelContext, shape: Any, dtype, seed, seed2, rng=None) -> Any:
+        rng = rng or new_generator(seed, seed2)
+        return ctx.xp.asarray(_float_draw(rng.random, shape.tolist(), dtype))
+
+
+class RandomStandardNormal(_RandomOp):
+    """Floats from the standard normal distribution, of ``shape``."""
+
+    inputs = ("shape",)
+    attrs = {"dtype": dtypes.float32, "seed": 0, "seed2": 0}
+    samples = [
+        Sample(shape=np.array([2, 3], np.int32), seed=1, seed2=2),
+        Sample(shape=np.array([], np.int32), dtype=dtypes.float64),
+    ]
+
+    def infer(self, shape: TensorSpec, dtype: dtypes.DType, seed: int, seed2: int):
+        return TensorSpec(array_ops._shape_from_spec(shape), dtype)
+
+    def compute(self, ctx: KernelContext, shape: Any, dtype, seed, seed2, rng=None) -> Any:
+        rng = rng or new_generator(seed, seed2)
+        return ctx.xp.asarray(_float_draw(rng.standard_normal, shape.tolist(), dtype))
+
+
+class TruncatedNormal(_RandomOp):
+    """Standard normal floats, redrawn until within two standard deviations of 0."""
+
+    inputs = ("shape",)
+    attrs = {"dtype": dtypes.float32, "seed": 0, "seed2": 0}
+    samples = [Sample(shape=np.array([4, 5], np.int32), seed=5, seed2=6)]
+
+    def infer(self, shape: TensorSpec, dtype: dtypes.DType, seed: int, seed2: int):
+        return TensorSpec(array_ops._shape_from_spec(shape), dtype)
+
+    def compute(self, ctx: KernelContext, shape: Any, dtype, seed, seed2, rng=None) -> Any:
+        rng = rng or new_generator(seed, seed2)
+        out = _float_draw(rng.standard_normal, shape.tolist(), dtype)
+        bad = np.abs(out) > 2.0
+        while bad.any():
+            out[bad] = _float_draw(rng.standard_normal, [int(bad.sum())], dtype)
+            bad = np.abs(out) > 2.0
+        return ctx.xp.asarray(out)
+
+
+class RandomUniformInt(_RandomOp):
+    """Integers uniform in [minval, maxval) of ``shape``."""
+
+    inputs = ("shape", "minval", "maxval")
+    samples = [
+        Sample(shape=np.array([2, 3], np.int32), minval=np.int32(-2), maxval=np.int32(5), seed=1),
+        Sample(shape=np.array([4], np.int32), minval=np.int64(0), maxval=np.int64(10**12)),
+    ]
+
+    def infer(self, shape: TensorSpec, minval: TensorSpec, maxval: TensorSpec, seed, seed2):
+        if minval.dtype.base_dtype is not maxval.dtype.base_dtype:
+            raise TypeError(f"minval and maxval differ in dtype: {minval.dtype} vs {maxval.dtype}")
+        minval.shape.with_rank(0)
+        maxval.shape.with_rank(0)
+        return TensorSpec(array_ops._shape_from_spec(shape), minval.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, shape, minval, maxval, seed, seed2, rng=None) -> Any:
+        if minval >= maxval:
+            raise ValueError(f"Need minval < maxval: {minval} >= {maxval}")
+        rng = rng or new_generator(seed, seed2)
+        out = rng.integers(minval, maxval, size=shape.tolist(), dtype=minval.dtype)
+        return ctx.xp.asarray(out)
+
+
+class RandomShuffle(_RandomOp):
+    """``value`` with its first dimension randomly permuted."""
+
+    inputs = ("value",)
+    samples = [Sample(value=(5, 2), seed=1), Sample(value=()), Sample(value=(0,))]
+
+    def infer(self, value: TensorSpec, seed: int, seed2: int) -> TensorSpec:
+        return TensorSpec(value.shape, value.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, value: Any, seed, seed2, rng=None) -> Any:
+        if value.ndim == 0 or value.shape[0] <= 1:
+            return value
+        rng = rng or new_generator(seed, seed2)
+        return value[ctx.xp.asarray(rng.permutation(value.shape[0]))]
+
+
+class Multinomial(_RandomOp):
+    """``num_samples`` class indices per row of ``logits`` (unnormalized log-probabilities)."""
+
+    inputs = ("logits", "num_samples")
+    attrs = {"output_dtype": dtypes.int64, "seed": 0, "seed2": 0}
+    samples = [Sample(logits=(2, 4), num_samples=np.int32(5), seed=1)]
+
+    def infer(self, logits: TensorSpec, num_samples: TensorSpec, output_dtype, seed, seed2):
+        n = array_ops._value(num_samples)
+        batch = logits.shape.with_rank(2)[0]
+        return TensorSpec(TensorShape([batch, None if n is None else int(n)]), output_dtype)
+
+    def compute(self, ctx: KernelContext, logits, num_samples, output_dtype, seed, seed2, rng=None):
+        rng = rng or new_generator(seed, seed2)
+        x = np.asarray(logits, dtype=np.float64)
+        batch, classes = x.shape
+        gumbel = -np.log(-np.log(rng.random((batch, int(num_samples), classes)) + 1e-300))
+        out = np.argmax(x[:, None, :] + gumbel, axis=-1).astype(output_dtype.np)
+        return ctx.xp.asarray(out)
+
+
+# --- builders -------------------------------------------------------------------------------------
+def _random(op_type: str, inputs: list[Any], attrs: dict[str, Any], seed: Any, name=None):
+    seed1, seed2 = get_seed(seed)
+    attrs = {**attrs, "seed": seed1 or 0, "seed2": seed2 or 0}
+    return ops_lib.get_default_graph().create_op(op_type, inputs, attrs, name=name).outputs[0]
+
+
+def _shape_tensor(shape: Any) -> Tensor:
+    if isinstance(shape, Tensor):
+        return shape
+    if ops_lib._contains_tensor(shape):
+        return array_ops.stack(list(shape), name="shape")
+    return ops_lib.convert_to_tensor(list(TensorShape(shape)), dtype=dtypes.int32, name="shape")
+
+
+def random_uniform(
+    shape: Any,
+    minval: Any = 0,
+    maxval: Any = None,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """Values uniform in [minval, maxval); integer dtypes need ``maxval``.
+
+    >>> import nbflow as tf
+    >>> tf.random_uniform([2, 3], seed=1).shape
+    TensorShape([2, 3])
+    """
+    dtype = dtypes.as_dtype(dtype).base_dtype
+    if dtype.is_integer and maxval is None:
+        raise ValueError(f"Must specify maxval for integer dtype {dtype!r}")
+    with ops_lib.name_scope(name, "random_uniform", [shape, minval, maxval]) as scope:
+        shape_t = _shape_tensor(shape)
+        lo = ops_lib.convert_to_tensor(minval, dtype=dtype, name="min")
+        hi = ops_lib.convert_to_tensor(1 if maxval is None else maxval, dtype=dtype, name="max")
+        if dtype.is_integer:
+            return _random("RandomUniformInt", [shape_t, lo, hi], {}, seed, name=scope)
+        rnd = _random("RandomUniform", [shape_t], {"dtype": dtype}, seed)
+        return math_ops.add(rnd * (hi - lo), lo, name=scope)
+
+
+def _scaled_normal(op_type, shape, mean, stddev, dtype, seed, name, default_name) -> Tensor:
+    dtype = dtypes.as_dtype(dtype).base_dtype
+    with ops_lib.name_scope(name, default_name, [shape, mean, stddev]) as scope:
+        shape_t = _shape_tensor(shape)
+        mean_t = ops_lib.convert_to_tensor(mean, dtype=dtype, name="mean")
+        stddev_t = ops_lib.convert_to_tensor(stddev, dtype=dtype, name="stddev")
+        rnd = _random(op_type, [shape_t], {"dtype": dtype}, seed)
+        return math_ops.add(rnd * stddev_t, mean_t, name=scope)
+
+
+def random_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """Values from a normal distribution with ``mean`` and ``stddev``."""
+    return _scaled_normal(
+        "RandomStandardNormal", shape, mean, stddev, dtype, seed, name, "random_normal"
+    )
+
+
+def truncated_normal(
+    shape: Any,
+    mean: Any = 0.0,
+    stddev: Any = 1.0,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """Normal values redrawn until within two ``stddev`` of ``mean``."""
+    return _scaled_normal(
+        "TruncatedNormal", shape, mean, stddev, dtype, seed, name, "truncated_normal"
+    )
+
+
+def random_shuffle(value: Any, seed: int | None = None, name: str | None = None) -> Tensor:
+    """``value`` shuffled along its first dimension."""
+    return _random("RandomShuffle", [ops_lib.convert_to_tensor(value)], {}, seed, name=name)
+
+
+def multinomial(
+    logits: Any,
+    num_samples: Any,
+    seed: int | None = None,
+    name: str | None = None,
+    output_dtype: Any = None,
+) -> Tensor:
+    """``num_samples`` class indices per row of ``logits`` ([batch, classes])."""
+    with ops_lib.name_scope(name, "multinomial", [logits]) as scope:
+        logits = ops_lib.convert_to_tensor(logits, name="logits")
+        n = ops_lib.convert_to_tensor(num_samples, dtype=dtypes.int32, name="num_samples")
+        attrs = {"output_dtype": dtypes.as_dtype(output_dtype or dtypes.int64)}
+        return _random("Multinomial", [logits, n], attrs, seed, name=scope)
+
+
+__all__ = [
+    "get_seed",
+    "multinomial",
+    "random_normal",
+    "random_shuffle",
+    "random_uniform",
+    "set_random_seed",
+    "truncated_normal",
+]
