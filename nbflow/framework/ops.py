@@ -122,6 +122,9 @@ class Tensor:
     def __repr__(self) -> str:
         return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return _notebook_mimebundle(self, include, exclude)
+
     def __str__(self) -> str:
         return (
             f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name}'
@@ -276,8 +279,18 @@ class Operation:
     def __repr__(self) -> str:
         return f"<tf.Operation '{self._name}' type={self._type}>"
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return _notebook_mimebundle(self, include, exclude)
+
     def __str__(self) -> str:
         return str(self.node_def)
+
+
+def _notebook_mimebundle(obj: Any, include: Any, exclude: Any) -> dict[str, Any]:
+    """Rich display for notebook front ends; the renderer is imported only when one asks."""
+    from nbflow.notebook.display import mimebundle
+
+    return mimebundle(obj, include, exclude)
 
 
 def _run_with_session(fetch: Any, feed_dict: dict | None, session: Any) -> Any:
@@ -599,8 +612,25 @@ class Graph:
             self._ops = [op for op in self._ops if op not in doomed]
             for values in self._collections.values():
                 values[:] = [v for v in values if _owner_op(v) not in doomed]
+            self._release_names([op.name for op in ops])
             self._version += 1
             self._mutated()
+
+    def _release_names(self, names: Sequence[str]) -> None:
+        """Free the names (and scopes) of removed ops so a rebuilt cell gets the same names."""
+        in_use: set[str] = set()
+        for op in self._ops:
+            parts = op.name.lower().split("/")
+            in_use.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        for name in names:
+            parts = name.lower().split("/")
+            for key in ("/".join(parts[: i + 1]) for i in range(len(parts))):
+                if key in in_use or key not in self._names_in_use:
+                    continue
+                del self._names_in_use[key]
+                base, sep, suffix = key.rpartition("_")
+                if sep and suffix.isdigit() and base in self._names_in_use:
+                    self._names_in_use[base] = 1  # unique_name probes upward from _1 again
 
     def get_operations(self) -> list[Operation]:
         return list(self._ops)
@@ -693,6 +723,9 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<nbflow.Graph {len(self._ops)} ops at 0x{id(self):x}>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return _notebook_mimebundle(self, include, exclude)
 
 
 def _required() -> Any:

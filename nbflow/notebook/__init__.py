@@ -1,0 +1,68 @@
+"""nbflow in notebooks: the ``%%dataflow`` magics, rich display, and the live widgets.
+
+    %load_ext nbflow          # or just `import nbflow` inside IPython
+
+This is the top layer: it imports IPython, ipywidgets, anywidget and Bokeh; nothing else in
+nbflow imports it (framework objects reach ``display`` lazily from ``_repr_mimebundle_``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_loaded: set[int] = set()
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the nbflow magics in ``ipython`` (idempotent)."""
+    from nbflow.notebook.magics import DataflowMagics
+
+    if id(ipython) in _loaded:
+        return
+    ipython.register_magics(DataflowMagics)
+    _loaded.add(id(ipython))
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    _loaded.discard(id(ipython))
+
+
+def register_if_in_ipython() -> None:
+    """Load the extension when nbflow is imported inside a running IPython."""
+    import sys
+
+    if "IPython" not in sys.modules:
+        return
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    if shell is not None:
+        load_ipython_extension(shell)
+
+
+_LAZY = {
+    "build_cell": "nbflow.notebook.cells",
+    "NotebookGraphs": "nbflow.notebook.cells",
+    "StaleCellsError": "nbflow.notebook.cells",
+    "notebook_graphs": "nbflow.notebook.magics",
+    "GraphWidget": "nbflow.notebook.widgets.graph",
+    "SummaryDashboard": "nbflow.notebook.widgets.dashboard",
+    "TimelineWidget": "nbflow.notebook.widgets.timeline",
+    "ClusterWidget": "nbflow.notebook.widgets.cluster",
+    "RunControls": "nbflow.notebook.widgets.controls",
+    "MemorySource": "nbflow.notebook.logs",
+    "LogDirSource": "nbflow.notebook.logs",
+    "TrainingRun": "nbflow.notebook.training",
+    "start_training": "nbflow.notebook.training",
+    "progress_hook": "nbflow.notebook.training",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Widgets and helpers load on first use, so ``import nbflow`` in IPython stays light."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'nbflow.notebook' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,1 @@
+"""Notebook widgets: graph view, live summary dashboard, timeline, cluster, run controls."""

@@ -1,0 +1,266 @@
+"""The live summary dashboard: scalars, histograms over time and images, updated while training
+runs in another thread of the kernel (whitepaper §9.1, "Visualization of Summary Data").
+
+A background thread calls ``poll()`` every ``interval`` seconds: it reads the source (the event
+logs of a log directory, tailed incrementally, or a ``MemorySource``) and streams only the new
+points into the Bokeh ``ColumnDataSource``s, which ``BokehModel`` widgets forward to the page.
+Smoothing and the x axis (step, relative time, wall time) are recomputed from the kept raw
+points when changed. The Stop button stops polling and the attached ``TrainingRun``.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from typing import Any
+
+import ipywidgets as widgets
+from bokeh.models import ColumnDataSource, DatetimeTickFormatter, BasicTickFormatter
+from bokeh.plotting import figure
+
+from nbflow.notebook import summary_model
+from nbflow.notebook.logs import as_source
+from nbflow.notebook.widgets.plots import bokeh_widget
+
+RUN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+AXIS_LABELS = {"step": "step", "relative": "relative time (hours)", "wall": "wall time"}
+
+
+class _ScalarChart:
+    def __init__(self, tag: str):
+        self.figure = figure(
+            title=tag, height=220, width=380, tools="pan,wheel_zoom,box_zoom,reset,hover"
+        )
+        self.figure.xaxis.axis_label = "step"
+        self.sources: dict[str, ColumnDataSource] = {}
+        self.raw: dict[str, tuple[list[int], list[float], list[float]]] = {}
+        self.widget: Any = None
+
+    def source(self, run: str) -> ColumnDataSource:
+        src = self.sources.get(run)
+        if src is None:
+            src = self.sources[run] = ColumnDataSource({"x": [], "y": [], "smooth": []})
+            color = RUN_COLORS[len(self.sources) % len(RUN_COLORS) - 1]
+            self.figure.line("x", "y", source=src, color=color, alpha=0.25)
+            self.figure.line("x", "smooth", source=src, color=color, legend_label=run)
+            self.figure.legend.location = "top_right"
+            self.raw[run] = ([], [], [])
+        return src
+
+
+class SummaryDashboard(widgets.VBox):
+    """Scalars, histograms and images of a log directory (or source), live."""
+
+    def __init__(
+        self,
+        logdir_or_source: Any,
+        *,
+        run: Any = None,
+        interval: float = 1.0,
+        smoothing: float = 0.6,
+        x_axis: str = "step",
+        start: bool = True,
+    ):
+        self.source = as_source(logdir_or_source)
+        self.training = run
+        self.interval = interval
+        self.smoothing = widgets.FloatSlider(
+            value=smoothing, min=0.0, max=0.99, step=0.01, description="smoothing"
+        )
+        self.x_axis = widgets.ToggleButtons(
+            options=list(summary_model.AXES), value=x_axis, description="x axis"
+        )
+        self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="danger")
+        self.status = widgets.Label("waiting for data")
+        self.scalar_box = widgets.GridBox(layout=widgets.Layout(grid_template_columns="1fr 1fr"))
+        self.histogram_box = widgets.GridBox(layout=widgets.Layout(grid_template_columns="1fr 1fr"))
+        self.image_box = widgets.VBox()
+        self.scalars: dict[str, _ScalarChart] = {}
+        self.histograms: dict[tuple[str, str], tuple[Any, ColumnDataSource]] = {}
+        self.images: dict[tuple[str, str], tuple[widgets.Image, widgets.IntSlider, Any]] = {}
+        self._seen: dict[tuple[str, str, str], int] = {}
+        self._start_time: float | None = None
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.polls = 0
+        self.smoothing.observe(lambda _c: self._redraw_scalars(), "value")
+        self.x_axis.observe(lambda _c: self._redraw_scalars(), "value")
+        self.stop_button.on_click(lambda _b: self.stop())
+        controls = widgets.HBox([self.smoothing, self.x_axis, self.stop_button, self.status])
+        children = [controls, self.scalar_box, self.histogram_box, self.image_box]
+        if run is not None:
+            from nbflow.notebook.widgets.controls import RunControls
+
+            children.insert(1, RunControls(run))
+        super().__init__(children)
+        self.poll()
+        if start:
+            self.start()
+
+    # --- polling ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Poll in a background thread until stopped (or the training run ended)."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="nbflow-dashboard", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.poll()
+            except Exception as e:  # noqa: BLE001 - shown in the widget, polling goes on
+                self.status.value = f"error reading logs: {e}"
+            if self.training is not None and self.training.done:
+                self.poll()
+                self.status.value += " — run " + self.training.status
+                break
+
+    def stop(self) -> None:
+        """Stop polling, and stop the attached training run."""
+        self._stop.set()
+        if self.training is not None:
+            self.training.stop()
+        self.status.value = "stopped"
+
+    @property
+    def polling(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def poll(self) -> int:
+        """Read new points from the source into the charts; returns how many were new."""
+        with self._lock:
+            new = 0
+            for run, data in sorted(self.source.read().items()):
+                for tag, series in list(data.scalars.items()):
+                    new += self._add_scalars(run, tag, series)
+                for tag, series in list(data.histograms.items()):
+                    new += self._add_histograms(run, tag, series)
+                for tag, series in list(data.images.items()):
+                    new += self._add_images(run, tag, series)
+            self.polls += 1
+            if new:
+                self.status.value = f"{self.points} points"
+            return new
+
+    @property
+    def points(self) -> int:
+        return sum(len(c.raw[r][0]) for c in self.scalars.values() for r in c.raw)
+
+    def _fresh(self, kind: str, run: str, tag: str, series: Any) -> tuple[int, int]:
+        """The range of new points; (0, n) again when the series shrank (a restarted run)."""
+        key = (kind, run, tag)
+        start, end = self._seen.get(key, 0), len(series.steps)
+        self._seen[key] = end
+        return (0 if end < start else start), end
+
+    def _add_scalars(self, run: str, tag: str, series: Any) -> int:
+        start, end = self._fresh("scalar", run, tag, series)
+        if end <= start:
+            return 0
+        chart = self.scalars.get(tag)
+        if chart is None:
+            chart = self.scalars[tag] = _ScalarChart(tag)
+            chart.widget = bokeh_widget(chart.figure)
+            self.scalar_box.children = [*self.scalar_box.children, chart.widget]
+        chart.source(run)
+        steps, walls, values = chart.raw[run]
+        if start == 0:
+            del steps[:], walls[:], values[:]
+        steps += series.steps[start:end]
+        walls += series.wall_times[start:end]
+        values += [float(v) for v in series.values[start:end]]
+        if self._start_time is None and walls:
+            self._start_time = walls[0]
+        self._redraw(chart, run)
+        return end - start
+
+    def _redraw(self, chart: _ScalarChart, run: str) -> None:
+        steps, walls, values = chart.raw[run]
+        axis = self.x_axis.value
+        chart.sources[run].data = {
+            "x": summary_model.x_values(steps, walls, axis, self._start_time),
+            "y": list(values),
+            "smooth": summary_model.smooth(values, self.smoothing.value),
+        }
+
+    def _redraw_scalars(self) -> None:
+        with self._lock:
+            axis = self.x_axis.value
+            for chart in self.scalars.values():
+                chart.figure.xaxis.axis_label = AXIS_LABELS[axis]
+                chart.figure.xaxis.formatter = (
+                    DatetimeTickFormatter() if axis == "wall" else BasicTickFormatter()
+                )
+                for run in chart.sources:
+                    self._redraw(chart, run)
+
+    def _add_histograms(self, run: str, tag: str, series: Any) -> int:
+        start, end = self._fresh("histogram", run, tag, series)
+        if end <= start:
+            return 0
+        entry = self.histograms.get((run, tag))
+        if entry is None:
+            fig = figure(
+                title=f"{tag} ({run})", height=220, width=380, tools="pan,wheel_zoom,reset"
+            )
+            fig.xaxis.axis_label = "step"
+            cols = {"x": []} | {f"p{p}": [] for p in summary_model.BAND_PERCENTILES}
+            src = ColumnDataSource(cols)
+            bands = summary_model.BAND_PERCENTILES
+            for k in range(len(bands) // 2):
+                lo, hi = bands[k], bands[-1 - k]
+                fig.varea("x", f"p{lo}", f"p{hi}", source=src, alpha=0.15 + 0.1 * k)
+            fig.line("x", "p50", source=src, color="#08306b")
+            entry = self.histograms[(run, tag)] = (fig, src)
+            self.histogram_box.children = [*self.histogram_box.children, bokeh_widget(fig)]
+        new = {"x": [float(s) for s in series.steps[start:end]]}
+        rows = [summary_model.histogram_percentiles(h) for h in series.values[start:end]]
+        for k, p in enumerate(summary_model.BAND_PERCENTILES):
+            new[f"p{p}"] = [row[k] for row in rows]
+        if start == 0:
+            entry[1].data = new
+        else:
+            entry[1].stream(new)
+        return end - start
+
+    def _add_images(self, run: str, tag: str, series: Any) -> int:
+        start, end = self._fresh("image", run, tag, series)
+        if end <= start:
+            return 0
+        entry = self.images.get((run, tag))
+        if entry is None:
+            image = widgets.Image(format="png")
+            slider = widgets.IntSlider(description="step", min=0, max=0)
+            title = widgets.Label(f"{tag} ({run})")
+            entry = self.images[(run, tag)] = (image, slider, series)
+            slider.observe(lambda c, e=entry: self._show_image(e, c["new"]), "value")
+            self.image_box.children = [*self.image_box.children, title, image, slider]
+        image, slider, _ = entry
+        self.images[(run, tag)] = (image, slider, series)
+        follow = slider.value == slider.max
+        slider.max = end - 1
+        if follow:
+            slider.value = end - 1
+        self._show_image(self.images[(run, tag)], slider.value)
+        return end - start
+
+    @staticmethod
+    def _show_image(entry: Any, index: int) -> None:
+        image, slider, series = entry
+        if 0 <= index < len(series.values):
+            value = series.values[index]
+            image.value = getattr(value, "png", None) or getattr(value, "encoded", value)
+            slider.description = f"step {series.steps[index]}"
+
+
+def png_bytes(array: Any) -> bytes:
+    """Encode an HxW or HxWxC uint8 array as PNG (for ``MemorySource.add_image``)."""
+    import numpy as np
+    from PIL import Image as PILImage
+
+    buf = io.BytesIO()
+    PILImage.fromarray(np.asarray(array, dtype=np.uint8)).save(buf, format="PNG")
+    return buf.getvalue()

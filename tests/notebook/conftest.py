@@ -1,0 +1,31 @@
+"""A real IPython shell with the nbflow extension loaded, fresh notebook state per test."""
+
+import pytest
+from IPython import get_ipython
+from IPython.testing import globalipapp
+
+from nbflow.notebook import magics
+
+
+@pytest.fixture
+def ip():
+    globalipapp.start_ipython()
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "nbflow")
+    shell.run_cell("import nbflow as tf")
+    old = magics._GRAPHS
+    magics._GRAPHS = magics.NotebookGraphs()
+    yield shell
+    magics._GRAPHS.close()
+    magics._GRAPHS = old
+    shell.parent_header = {}
+
+
+def run(shell, code):
+    """Run a cell; raise its error (so a test sees it) and return its result."""
+    result = shell.run_cell(code)
+    if result.error_before_exec is not None:
+        raise result.error_before_exec
+    if result.error_in_exec is not None:
+        raise result.error_in_exec
+    return result.result

@@ -1,0 +1,328 @@
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import nbflow as tf
+from nbflow.notebook import summary_model
+from nbflow.notebook.display import mimebundle
+from nbflow.notebook.logs import MemorySource
+from nbflow.notebook.timeline_model import trace_model
+from nbflow.notebook.training import PROVENANCE_FILE, TrainingRun, start_training
+from nbflow.notebook.widgets.controls import RunControls
+from nbflow.notebook.widgets.dashboard import SummaryDashboard, png_bytes
+from nbflow.notebook.widgets.graph import STATIC, GraphWidget
+from nbflow.notebook.widgets.timeline import TimelineWidget
+from tests.notebook.conftest import run
+
+
+def wait_for(condition, timeout=10.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    event = threading.Event()
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        event.wait(0.01)
+
+
+def mlp(layers=2):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    h = x
+    for k in range(layers):
+        with tf.name_scope(f"layer{k + 1}"):
+            w = tf.Variable(tf.ones([3, 3]), name="w")
+            h = tf.matmul(h, w)
+    return x, tf.reduce_sum(h, name="loss")
+
+
+# --- graph widget ------------------------------------------------------------------------
+def test_graph_widget_expands_a_group_on_a_front_end_message():
+    mlp()
+    widget = GraphWidget(tf.get_default_graph())
+    ids = {n["id"] for n in widget.view["nodes"]}
+    assert "layer1/" in ids and "layer1/MatMul" not in ids
+    widget._handle_custom_msg({"type": "toggle", "id": "layer1/"}, [])
+    assert widget.expanded == ["layer1/"]
+    assert "layer1/MatMul" in {n["id"] for n in widget.get_state()["view"]["nodes"]}
+    widget._handle_custom_msg({"type": "toggle", "id": "layer1/"}, [])
+    assert widget.expanded == []
+
+
+def test_clicking_an_op_fills_details_with_creation_site_and_last_value():
+    x, loss = mlp()
+    values = {"loss:0": np.float32(5.0)}
+    widget = GraphWidget(tf.get_default_graph(), last_values=values)
+    widget.set_state({"selected": "loss"})  # what the front end sends on a click
+    details = widget.details
+    assert details["op"] == "Sum" and details["outputs"][0]["dtype"] == "float32"
+    assert details["created"]["file"].endswith("test_widgets.py")
+    assert "reduce_sum" in details["created"]["source"]
+    assert details["values"]["loss:0"] == "5"
+
+
+def test_search_and_reveal_from_the_front_end():
+    mlp()
+    widget = GraphWidget(tf.get_default_graph())
+    widget.set_state({"query": "matmul"})
+    assert widget.results[:2] == ["layer1/MatMul", "layer2/MatMul"]
+    widget._handle_custom_msg({"type": "reveal", "name": "layer2/MatMul"}, [])
+    assert widget.selected == "layer2/MatMul" and "layer2/" in widget.expanded
+
+
+def test_graph_widget_refreshes_after_the_graph_changed():
+    mlp()
+    widget = GraphWidget(tf.get_default_graph())
+    tf.constant(1.0, name="late")
+    widget.refresh()
+    assert "late" in {n["id"] for n in widget.view["nodes"]}
+
+
+def test_graph_widget_marks_identical_layers_and_highlights_cell_ops():
+    mlp(3)
+    widget = GraphWidget(tf.get_default_graph(), highlight=["layer2/MatMul"])
+    nodes = {n["id"]: n for n in widget.view["nodes"]}
+    assert nodes["layer1/"]["identical"] == nodes["layer3/"]["identical"] is not None
+    assert nodes["layer2/"]["hl"] and not nodes["layer1/"]["hl"]
+
+
+def test_graph_widget_front_end_is_shipped_with_the_package():
+    source = (STATIC / "graph.js").read_text()
+    assert "export default" in source and "http" not in source.replace(SVG_NS, "")
+
+
+SVG_NS = "http://www.w3.org/2000/svg"
+
+
+# --- rich display ----------------------------------------------------------------------------
+def test_tensor_operation_graph_and_session_have_rich_html():
+    x, loss = mlp()
+    bundle = mimebundle(loss)
+    assert "Tensor loss:0" in bundle["text/html"] and "float32" in bundle["text/html"]
+    assert bundle["text/plain"] == repr(loss)
+    assert "Sum" in loss.op._repr_mimebundle_()["text/html"]
+    graph_html = tf.get_default_graph()._repr_mimebundle_()["text/html"]
+    assert "layer1" in graph_html
+    with tf.Session() as sess:
+        assert "Session" in sess._repr_mimebundle_()["text/html"]
+    assert set(loss._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
+
+
+# --- summaries ---------------------------------------------------------------------------------
+def test_smoothing_is_tensorboards_debiased_moving_average():
+    assert summary_model.smooth([1.0, 1.0, 1.0], 0.9) == pytest.approx([1.0, 1.0, 1.0])
+    assert summary_model.smooth([0.0, 10.0], 0.0) == [0.0, 10.0]
+    assert summary_model.smooth([0.0, 10.0], 0.5)[1] == pytest.approx(10.0 * 0.5 / 0.75)
+
+
+def test_time_axes_and_histogram_percentiles():
+    assert summary_model.x_values([1, 2], [100.0, 3700.0], "relative") == [0.0, 1.0]
+    assert summary_model.x_values([1, 2], [1.0, 2.0], "wall") == [1000.0, 2000.0]
+    source = MemorySource()
+    source.add_histogram("w", np.linspace(0, 1, 1001), step=0)
+    (hist,) = source.read()["."].histograms["w"].values
+    p = summary_model.histogram_percentiles(hist)
+    assert p[0] == 0.0 and p[-1] == 1.0 and p[4] == pytest.approx(0.5, abs=0.05)
+
+
+def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
+    source = MemorySource()
+    for step in range(5):
+        source.add_scalar("loss", 10.0 - step, step)
+    source.add_histogram("weights", np.random.default_rng(0).normal(size=100), step=0)
+    source.add_image("sample", png_bytes(np.zeros((4, 4), np.uint8)), step=0)
+    board = SummaryDashboard(source, start=False, smoothing=0.0)
+    chart = board.scalars["loss"]
+    assert chart.sources["."].data["y"] == [10.0, 9.0, 8.0, 7.0, 6.0]
+    source.add_scalar("loss", 5.0, 5)
+    assert board.poll() == 1
+    assert len(chart.sources["."].data["x"]) == 6
+    board.smoothing.value = 0.9
+    assert chart.sources["."].data["smooth"][-1] > 5.0
+    board.x_axis.value = "wall"
+    assert (
+        chart.sources["."].data["x"][0] > 1e12 and chart.figure.xaxis[0].axis_label == "wall time"
+    )
+    assert len(board.histograms[(".", "weights")][1].data["p50"]) == 1
+    image, slider, _ = board.images[(".", "sample")]
+    assert bytes(image.value).startswith(b"\x89PNG")
+
+
+def test_dashboard_polls_while_training_runs_in_a_background_thread_and_stop_stops_it():
+    source = MemorySource()
+
+    def train(run):
+        step = 0
+        while run.check():
+            source.add_scalar("loss", 1.0 / (step + 1), step)
+            step += 1
+            time.sleep(0.002)  # a training step's work
+        return step
+
+    training = TrainingRun(train, name="mlp").start()
+    board = SummaryDashboard(source, run=training, interval=0.02)
+    wait_for(lambda: board.points >= 20, what="20 points on the chart")
+    assert board.polling
+    board.stop_button.click()
+    assert training.wait(5.0) and training.status == "stopped"
+    wait_for(lambda: not board.polling, what="polling to stop")
+
+
+def test_run_controls_pause_resume_and_stop_a_running_loop():
+    steps = []
+
+    def train(run):
+        while run.check():
+            steps.append(1)
+            time.sleep(0.001)
+
+    training = TrainingRun(train).start()
+    controls = RunControls(training)
+    wait_for(lambda: len(steps) > 3, what="steps")
+    controls.pause_button.click()
+    assert training.status == "paused" and controls.pause_button.description == "Resume"
+    frozen = len(steps)
+    with pytest.raises(AssertionError):  # paused: the loop makes no progress
+        wait_for(lambda: len(steps) > frozen + 1, timeout=0.1, what="no progress")
+    controls.pause_button.click()
+    wait_for(lambda: len(steps) > frozen + 3, what="steps after resume")
+    controls.stop_button.click()
+    assert training.wait(5.0)
+    assert "stopped" in controls.status.value and controls.stop_button.disabled
+
+
+def test_training_started_from_a_cell_records_its_source_and_arguments(ip, tmp_path):
+    ip.parent_header = {
+        "metadata": {"cellId": "train-cell"},
+        "content": {"code": "run = start_training(train, lr=0.1)"},
+    }
+    training = start_training(lambda run: 42, logdir=tmp_path, name="r1", arguments={"lr": 0.1})
+    assert training.wait(5.0) and training.result == 42
+    record = json.loads((tmp_path / PROVENANCE_FILE).read_text())
+    assert record["cell"] == "train-cell" and "start_training" in record["source"]
+    assert record["arguments"] == {"lr": "0.1"} and record["run"] == "r1"
+
+
+def test_control_hook_requests_stop_from_a_monitored_session():
+    class Context:
+        stopped = False
+
+        def request_stop(self):
+            self.stopped = True
+
+    training = TrainingRun(lambda run: None)
+    hook, ctx = training.hook(), Context()
+    hook.before_run(ctx)
+    assert not ctx.stopped
+    training.stop()
+    hook.after_run(ctx, None)
+    assert ctx.stopped
+
+
+def test_log_directory_source_reads_event_files_incrementally(tmp_path):
+    writer_mod = pytest.importorskip("nbflow.summary.writer")
+    from nbflow.framework import protos
+    from nbflow.notebook.logs import LogDirSource
+
+    writer = writer_mod.FileWriter(str(tmp_path / "train"))
+    for step in range(3):
+        summary = protos.Summary(value=[protos.Summary.Value(tag="loss", simple_value=step)])
+        writer.add_summary(summary, step)
+    writer.flush()
+    source = LogDirSource(tmp_path)
+    board = SummaryDashboard(source, start=False)
+    assert board.scalars["loss"].raw["train"][0] == [0, 1, 2]
+    writer.add_summary(protos.Summary(value=[protos.Summary.Value(tag="loss", simple_value=9)]), 3)
+    writer.flush()
+    assert board.poll() == 1
+    writer.close()
+
+
+# --- timeline ------------------------------------------------------------------------------------
+TRACE = {
+    "traceEvents": [
+        {"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "/cpu:0"}},
+        {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "/cpu:1"}},
+        {
+            "ph": "X",
+            "pid": 0,
+            "tid": 0,
+            "ts": 100,
+            "dur": 50,
+            "name": "MatMul",
+            "args": {"op": "MatMul"},
+        },
+        {
+            "ph": "X",
+            "pid": 0,
+            "tid": 0,
+            "ts": 150,
+            "dur": 5,
+            "name": "send",
+            "args": {"op": "_Send", "key": "t0"},
+        },
+        {
+            "ph": "X",
+            "pid": 1,
+            "tid": 3,
+            "ts": 120,
+            "dur": 40,
+            "name": "recv",
+            "args": {"op": "_Recv", "key": "t0"},
+        },
+        {"ph": "s", "pid": 0, "tid": 0, "ts": 150, "id": 7, "name": "flow"},
+        {"ph": "f", "pid": 1, "tid": 3, "ts": 160, "id": 7, "name": "flow"},
+    ]
+}
+
+
+def test_timeline_model_has_a_row_per_device_thread_and_send_recv_arrows():
+    model = trace_model(TRACE)
+    assert model.rows == ("/cpu:0 / 0", "/cpu:1 / 3")
+    assert [b.op for b in model.bars] == ["MatMul", "_Send", "_Recv"]
+    assert model.bars[0].start == 0.0 and model.duration == 60.0
+    assert {(a.start_row, a.end_row) for a in model.arrows} == {("/cpu:0 / 0", "/cpu:1 / 3")}
+    assert len(model.arrows) == 2  # the flow event and the Send/Recv pair
+
+
+def test_timeline_from_step_stats_and_its_widget():
+    stats = {
+        "dev_stats": [
+            {
+                "device": "/cpu:0",
+                "node_stats": [
+                    {
+                        "node_name": "a",
+                        "all_start_micros": 10,
+                        "all_end_rel_micros": 5,
+                        "timeline_label": "a = Const()",
+                        "thread_id": 1,
+                    }
+                ],
+            },
+        ]
+    }
+    widget = TimelineWidget(stats)
+    assert widget.bars.data["name"] == ["a"] and widget.model.rows == ("/cpu:0 / 1",)
+    widget = TimelineWidget(json.dumps(TRACE))
+    assert len(widget.arrows.data["x_start"]) == 2
+
+
+# --- cluster -------------------------------------------------------------------------------------
+@pytest.mark.timeout(60)
+def test_cluster_magic_shows_workers_and_scales_from_the_widget(ip):
+    from nbflow.notebook import cluster
+
+    try:
+        widget = run(ip, "%dataflow_cluster --workers 1")
+        assert widget.target_workers == 1 and "Dask cluster" in widget.header.value
+        assert "worker" in widget.table.value
+        widget.scale_up.click()
+        wait_for(lambda: len(widget.handle.workers()) == 2, timeout=30, what="2 workers")
+        widget.refresh()
+        assert "2 workers" in widget.header.value
+        assert run(ip, "%dataflow_cluster").handle is widget.handle  # shows the same cluster
+    finally:
+        run(ip, "%dataflow_cluster --close")
+    assert cluster._current is None
