@@ -1,5 +1,12 @@
 """A device: where kernels run. It names itself, exposes its array module ``xp`` (NumPy for
-CPU, CuPy for GPU), holds its resources, and copies buffers to and from host memory."""
+CPU, CuPy for GPU), holds its resources, allocates buffers and copies them to and from host
+memory (OSDI §2.2, "a common device abstraction").
+
+Several CPU devices may live in one process (``ConfigProto(device_count={'CPU': 4})``): they
+share host memory, so a transfer between two of them hands over the array without copying, as
+TensorFlow's in-process CPU devices do. GPU devices (``nbflow.devices.gpu``) appear only when
+CuPy imports and finds a CUDA device; CuPy is imported nowhere else.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +28,15 @@ class Device:
         self.xp = xp
         self.resources = resources if resources is not None else ResourceManager()
 
+    @property
+    def is_host(self) -> bool:
+        """Whether values on this device are host (NumPy) arrays."""
+        return True
+
+    def allocate(self, shape: Any, dtype: Any) -> Any:
+        """An uninitialised buffer on this device."""
+        return self.xp.empty(shape, dtype=dtype)
+
     def to_host(self, value: Any) -> Any:
         """A host (NumPy) copy of a value that lives on this device."""
         return value
@@ -29,9 +45,47 @@ class Device:
         """A copy of a host value on this device."""
         return value
 
+    def copy_from(self, value: Any, source: Device) -> Any:
+        """``value``, produced on ``source``, made usable on this device.
+
+        Host devices share memory, so between them this hands the array over unchanged.
+        """
+        if source.is_host:
+            return self.from_host(value)
+        return self.from_host(source.to_host(value))
+
+    def adapt_kernel(self, op: Any, kernel: Any) -> Any:
+        """The kernel as this device runs it (GPU devices keep constants resident)."""
+        return kernel
+
+    def synchronize(self) -> None:
+        """Wait for work queued on the device (a no-op on CPU)."""
+
+    def memory_bytes(self, value: Any) -> int:
+        return int(getattr(value, "nbytes", 0) or 0)
+
     def __repr__(self) -> str:
         return f"<Device {self.name}>"
 
 
 def local_cpu_devices(count: int = 1, job: str = "localhost", task: int = 0) -> list[Device]:
     return [Device(f"/job:{job}/replica:0/task:{task}/device:CPU:{i}") for i in range(count)]
+
+
+def local_devices(
+    device_count: dict[str, int] | None = None,
+    visible_gpus: str = "",
+    job: str = "localhost",
+    task: int = 0,
+) -> list[Device]:
+    """The devices of this process: ``device_count['CPU']`` CPU devices (default 1) and the GPUs
+    CuPy finds (at most ``device_count['GPU']``; ``visible_gpus`` like "0,2" selects them)."""
+    counts = device_count or {}
+    devices = local_cpu_devices(max(1, counts.get("CPU", 1)), job, task)
+    wanted = counts.get("GPU")
+    if wanted == 0:
+        return devices
+    from nbflow.devices import gpu
+
+    devices.extend(gpu.local_gpu_devices(wanted, visible_gpus, job, task))
+    return devices

@@ -78,6 +78,21 @@ class DeviceSpec:
     def merge_from(self, other: DeviceSpec | str) -> DeviceSpec:
         return self.make_merged_spec(other)
 
+    @classmethod
+    def parse_from_string(cls, spec: str) -> DeviceSpec:
+        return cls.from_string(spec)
+
+    def replace(self, **fields: Any) -> DeviceSpec:
+        """This spec with some fields replaced (None clears a field)."""
+        return replace(self, **fields)
+
+    @property
+    def is_empty(self) -> bool:
+        return all(
+            getattr(self, f) is None
+            for f in ("job", "replica", "task", "device_type", "device_index")
+        )
+
     def is_compatible_with(self, other: DeviceSpec | str) -> bool:
         other = DeviceSpec.from_string(other)
         for f in ("job", "replica", "task", "device_type", "device_index"):

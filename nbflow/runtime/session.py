@@ -1,9 +1,19 @@
 """``Session``: runs steps of a graph. The master of the whitepaper's §3, in one process.
 
 ``run(fetches, feed_dict)`` takes the step signature (fetched tensors, target ops, fed tensors)
-to a cached executor, building it on the first call of that signature: the plan (prune, order,
-bind) and the executor strategy. A repeated call only normalises fetches and feeds (both cached
-per structure), converts the feed values, and calls the executor.
+to a cached executor, building it on the first call of that signature:
+
+1. copy the pruned step graph (``graph_optimizer.copy_step_graph``) — the user's graph is never
+   edited — and optimize the copy (CSE, constant folding, dead code; ``OptimizerOptions``);
+2. place it on the session's devices (``placement.place``);
+3. one device used: compile one plan and pick the inline or dataflow executor, as before;
+   several: partition with Send/Recv (``partition.partition_step``), schedule Recvs, compile a
+   plan per device and run them together (``multi_device.PartitionedExecutor``).
+
+A repeated call only normalises fetches and feeds (both cached per structure), converts the
+feed values, and calls the executor. A traced call (``RunOptions.trace_level``) runs a second,
+separately cached build of the same signature whose kernels time themselves
+(``step_stats.traced_kernel``) and feeds the measured times to the placement cost model.
 """
 
 from __future__ import annotations
@@ -16,14 +26,18 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from nbflow import errors
-from nbflow.devices.device import Device, local_cpu_devices
+from nbflow.devices.device import Device, local_devices
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext
 from nbflow.framework.ops import Graph, Operation, Tensor
 from nbflow.runtime import executor as executor_lib
 from nbflow.runtime.config import ConfigProto, RunMetadata, RunOptions
-from nbflow.runtime.plan import build_plan
+from nbflow.framework.graph_def import GRAPH_DEF_VERSION, node_def_of
+from nbflow.runtime import graph_optimizer, partition, placement
+from nbflow.runtime.multi_device import PartitionedExecutor, PartitionRun
+from nbflow.runtime.plan import Plan, build_plan
+from nbflow.runtime.step_stats import StepStatsCollector, traced_kernel
 
 
 class _FetchHandler:
@@ -164,14 +178,51 @@ class _FeedSlot:
 
 
 class _Step:
-    """A cached step signature: its plan's executor and how to reassemble fetches."""
+    """A cached step signature: its executor, the device of its context, its plans."""
 
-    __slots__ = ("executor", "parallel", "plan")
+    __slots__ = (
+        "executor",
+        "parallel",
+        "plan",
+        "device",
+        "plans",
+        "measured",
+        "multi_device",
+        "partition_ops",
+    )
 
-    def __init__(self, executor: Any, parallel: bool, plan: Any):
+    def __init__(self, executor: Any, parallel: bool, plan: Any, device: Device):
         self.executor = executor
         self.parallel = parallel
         self.plan = plan
+        self.device = device
+        self.plans: list[tuple[str, Plan]] = [(device.name, plan)] if plan is not None else []
+        self.measured = False  # placed with measured (not only static) costs
+        self.multi_device = False
+        self.partition_ops: list[tuple[str, list[Operation]]] = []  # the plans' own ops
+
+    @property
+    def partition_graphs(self) -> list[dict]:
+        """One GraphDef per device: the plan's nodes, Send/Recv included."""
+        return [
+            {
+                "node": [node_def_of(op) for op in ops],
+                "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0},
+                "device": device,
+            }
+            for device, ops in self.partition_ops
+        ]
+
+
+def _blame_user_ops(plan: Plan, step_graph: graph_optimizer.StepGraph) -> list[Operation]:
+    """Point plan nodes at the user's ops, so errors name the op the user built (``e.op``);
+    returns the plan's own (rewritten) ops, for ``RunMetadata.partition_graphs``."""
+    origin = step_graph.origin
+    own = []
+    for node in plan.nodes:
+        own.append(node.op)
+        node.op = origin.get(node.op, node.op)
+    return own
 
 
 class BaseSession:
@@ -190,9 +241,12 @@ class BaseSession:
         self._config = config or ConfigProto()
         self._closed = False
         self._opened = True
-        cpus = max(1, self._config.device_count.get("CPU", 1))
-        self._devices: list[Device] = local_cpu_devices(cpus)
+        self._devices: list[Device] = local_devices(
+            dict(self._config.device_count), self._config.gpu_options.visible_device_list
+        )
         self._device = self._devices[0]
+        self._devices_by_name = {d.name: d for d in self._devices}
+        self._cost_model = placement.CostModel()
         self._fetch_cache: dict[Any, _FetchHandler] = {}
         self._feed_slots: dict[Tensor, _FeedSlot] = {}
         self._steps: dict[Any, _Step] = {}
@@ -244,26 +298,62 @@ class BaseSession:
                 self._steps.clear()
                 self._steps_version = self._graph._mutation_version
         step_key = (handler.signature, feed_tensors)
+        if options is not None and options.trace_level > 0:
+            return self._run_traced(handler, step_key, feed_values, options, run_metadata)
         step = self._steps.get(step_key)
         if step is None:
             step = self._build_step(handler, feed_tensors)
             self._steps[step_key] = step
+        device = step.device
         ctx = KernelContext(
-            self._device.name,
-            self._device.xp,
-            self._device.resources,
-            executor_lib.next_step_id(),
-            None,
-            options,
+            device.name, device.xp, device.resources, executor_lib.next_step_id(), None, options
         )
         if step.parallel:
-            timeout = None
-            ms = (options.timeout_in_ms if options else 0) or self._config.operation_timeout_in_ms
-            if ms and ms > 0:
-                timeout = ms / 1000.0
-            results = step.executor.run(ctx, feed_values, timeout)
+            results = step.executor.run(ctx, feed_values, self._timeout(options))
         else:
             results = step.executor.run(ctx, feed_values)
+        if run_metadata is not None and options is not None and options.output_partition_graphs:
+            run_metadata.partition_graphs = step.partition_graphs
+        return handler.build(results)
+
+    def _timeout(self, options: RunOptions | None) -> float | None:
+        ms = (options.timeout_in_ms if options else 0) or self._config.operation_timeout_in_ms
+        return ms / 1000.0 if ms and ms > 0 else None
+
+    def _run_traced(
+        self,
+        handler: _FetchHandler,
+        step_key: Any,
+        feed_values: tuple,
+        options: RunOptions,
+        run_metadata: RunMetadata | None,
+    ) -> Any:
+        """A step whose kernels time themselves; its statistics go to ``run_metadata`` and to
+        the placement cost model (a multi-device plan placed without them is rebuilt)."""
+        traced_key = (step_key, "traced")
+        step = self._steps.get(traced_key)
+        if step is None:
+            step = self._build_step(handler, step_key[1], traced=True)
+            self._steps[traced_key] = step
+        device = step.device
+        ctx = KernelContext(
+            device.name, device.xp, device.resources, executor_lib.next_step_id(), None, options
+        )
+        collector = ctx.stats = StepStatsCollector()
+        if step.parallel:
+            results = step.executor.run(ctx, feed_values, self._timeout(options))
+        else:
+            results = step.executor.run(ctx, feed_values)
+        stats = collector.finish(step.plans)
+        self._cost_model.record(stats)
+        with self._lock:
+            plain = self._steps.get(step_key)
+            if plain is not None and plain.multi_device and not plain.measured:
+                del self._steps[step_key]  # re-place with measured costs on the next run
+        if run_metadata is not None:
+            run_metadata.step_stats = stats
+            if options.output_partition_graphs:
+                run_metadata.partition_graphs = step.partition_graphs
         return handler.build(results)
 
     def _convert_feeds(self, feed_dict: dict) -> tuple[tuple, tuple]:
@@ -292,29 +382,120 @@ class BaseSession:
             raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key!r} is not a tensor")
         return element
 
-    def _build_step(self, handler: _FetchHandler, feeds: tuple) -> _Step:
+    def _build_step(self, handler: _FetchHandler, feeds: tuple, traced: bool = False) -> _Step:
         with self._lock:
-            plan = build_plan(handler.tensors, handler.targets, list(feeds), self._bind)
-            choice = self._executor_choice
-            parallel = choice == "parallel" or (
-                choice == "auto"
-                and (plan.has_async or executor_lib.has_parallel_work(plan))
-                and self._config.inter_op_parallelism_threads != 1
+            config = self._config
+            graph_options = config.graph_options
+            step_graph = graph_optimizer.copy_step_graph(
+                handler.tensors, handler.targets, list(feeds)
             )
-            if parallel:
-                return _Step(executor_lib.ParallelExecutor(plan, self._pool), True, plan)
-            return _Step(executor_lib.InlineExecutor(plan), False, plan)
+            for op in step_graph.ops:  # requests are checked before folding can hide them
+                placement.feasible_devices(op, self._devices, config.allow_soft_placement)
+            graph_optimizer.optimize(step_graph, graph_options.optimizer_options)
+            placed = placement.place(
+                step_graph.ops,
+                self._devices,
+                self._cost_model,
+                config.allow_soft_placement,
+                config.log_device_placement and not traced,
+            )
+            used = {d.name: d for d in placed.values()}
+            if len(used) <= 1:
+                device = next(iter(used.values()), self._device)
+                if device.is_host:
+                    step = self._single_device_step(step_graph, device, traced)
+                    step.measured = self._cost_model.has_measurements
+                    return step
+            parts = partition.partition_step(
+                step_graph, placed, graph_options.enable_bfloat16_sendrecv
+            )
+            if graph_options.enable_recv_scheduling:
+                partition.schedule_recvs(parts, self._cost_model)
+            step = self._partitioned_step(step_graph, parts, traced)
+            step.measured = self._cost_model.has_measurements
+            return step
 
-    def _bind(self, op: Operation) -> tuple[Any, Any]:
-        opdef = op.op_def
-        if not opdef.has_kernel_for(self._device.device_type):
-            raise errors.UnimplementedError(
-                op.node_def,
-                op,
-                f"No {self._device.device_type} kernel registered for op {op.type} "
-                f"(node {op.name})",
+    def _choose_executor(self, plan: Plan) -> tuple[Any, bool]:
+        choice = self._executor_choice
+        parallel = choice == "parallel" or (
+            choice == "auto"
+            and (plan.has_async or executor_lib.has_parallel_work(plan))
+            and self._config.inter_op_parallelism_threads != 1
+        )
+        if parallel or plan.has_async:
+            return executor_lib.ParallelExecutor(plan, self._pool), True
+        return executor_lib.InlineExecutor(plan), False
+
+    def _single_device_step(
+        self, step_graph: graph_optimizer.StepGraph, device: Device, traced: bool
+    ) -> _Step:
+        plan = build_plan(
+            step_graph.fetches, step_graph.targets, step_graph.feeds, self._binder(device, traced)
+        )
+        own = _blame_user_ops(plan, step_graph)
+        executor, parallel = self._choose_executor(plan)
+        step = _Step(executor, parallel, plan, device)
+        step.partition_ops = [(device.name, own)]
+        return step
+
+    def _partitioned_step(
+        self,
+        step_graph: graph_optimizer.StepGraph,
+        parts: dict[str, partition.Partition],
+        traced: bool,
+    ) -> _Step:
+        runs = []
+        partition_ops = []
+        for part in parts.values():
+            plan = build_plan(
+                [t for _, t in part.fetches],
+                part.targets,
+                [t for _, t in part.feeds],
+                self._binder(part.device, traced),
             )
-        return opdef.bind(op, self._device.device_type), self._device.name
+            partition_ops.append((part.device.name, _blame_user_ops(plan, step_graph)))
+            executor, parallel = self._choose_executor(plan)
+            runs.append(
+                PartitionRun(
+                    device=part.device,
+                    executor=executor,
+                    parallel=parallel,
+                    waits=plan.has_async,
+                    feed_indices=[i for i, _ in part.feeds],
+                    fetch_indices=[i for i, _ in part.fetches],
+                    plan=plan,
+                )
+            )
+        feed_index = {t: i for i, t in enumerate(step_graph.feeds)}
+        fed_fetches = [
+            (i, feed_index[t]) for i, t in enumerate(step_graph.fetches) if t in feed_index
+        ]
+        executor = PartitionedExecutor(
+            runs, len(step_graph.fetches), fed_fetches, self._devices_by_name
+        )
+        step = _Step(executor, True, None, self._device)
+        step.plans = executor.plans
+        step.partition_ops = partition_ops
+        step.multi_device = True
+        return step
+
+    def _binder(self, device: Device, traced: bool) -> Callable[[Operation], tuple[Any, Any]]:
+        """Binds a node's kernel for ``device`` (timed when ``traced``)."""
+
+        def bind(op: Operation) -> tuple[Any, Any]:
+            opdef = op.op_def
+            if not opdef.has_kernel_for(device.device_type):
+                raise errors.UnimplementedError(
+                    op.node_def,
+                    op,
+                    f"No {device.device_type} kernel registered for op {op.type} (node {op.name})",
+                )
+            kernel = device.adapt_kernel(op, opdef.bind(op, device.device_type))
+            if traced:
+                kernel = traced_kernel(kernel, op, device.name, opdef.is_async)
+            return kernel, device.name
+
+        return bind
 
     def partial_run_setup(self, fetches: Any, feeds: Sequence[Any] | None = None) -> str:
         raise errors.UnimplementedError(
@@ -332,6 +513,9 @@ class BaseSession:
 
     def as_default(self):
         return ops_lib.default_session(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return ops_lib._notebook_mimebundle(self, include, exclude)
 
     def __enter__(self) -> BaseSession:
         self._default_context = self.as_default()

@@ -31,6 +31,7 @@ class _Rendezvous(OpDef):
     type = "TestRendezvous"
     inputs = ("x",)
     differentiable = False
+    stateful = True  # a side effect (the barrier): never merged (CSE) nor folded
     cost = "expensive"
     barrier = threading.Barrier(2, timeout=10)
 

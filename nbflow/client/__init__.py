@@ -1,0 +1,1 @@
+"""TensorFlow's ``tensorflow.python.client`` names: ``from nbflow.client import timeline``."""

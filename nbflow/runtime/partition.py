@@ -1,0 +1,269 @@
+"""Partitioning (whitepaper §3.2.2): one subgraph per device, Send/Recv on every cut edge.
+
+``partition_step`` rewrites a placed ``StepGraph``: a data edge ``x:k -> y`` whose ends sit on
+different devices becomes ``x:k -> _Send`` on x's device and ``_Recv -> y`` on y's device. Sends
+and Recvs are made once per (tensor, destination device), so any number of consumers on one
+device share one transfer. A control edge that crosses devices becomes
+``_ControlSend -> _ControlRecv``. Each pair shares a rendezvous key built from the step id, both
+device names and the tensor name. Fed tensors are not edges: every partition reading one gets
+the fed value directly.
+
+``schedule_recvs`` is the ASAP/ALAP pass of whitepaper §5.2: with the cost model it computes
+each node's as-soon-as-possible and as-late-as-possible start over the whole partitioned graph
+(Send→Recv pairs count as edges) and gives a Recv with slack a control input from the op on its
+device that finishes last before the Recv's latest start — never from an op that depends on the
+Recv, so no cycle can appear.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import nbflow.ops.sendrecv_ops  # noqa: F401 - registers _Send/_Recv
+from nbflow.devices.device import Device
+from nbflow.framework import dtypes
+from nbflow.framework.op_def import TensorSpec, get_op_def
+from nbflow.framework.ops import Operation, Tensor
+from nbflow.runtime.graph_optimizer import StepGraph
+from nbflow.runtime.placement import CostModel
+
+_SENDS = ("_Send", "_RefSend", "_ControlSend")
+_RECVS = ("_Recv", "_ControlRecv")
+
+
+@dataclass
+class Partition:
+    """The ops one device runs in a step, and what it exchanges with the caller."""
+
+    device: Device
+    ops: list[Operation] = field(default_factory=list)
+    targets: list[Operation] = field(default_factory=list)
+    fetches: list[tuple[int, Tensor]] = field(default_factory=list)  # (step fetch index, tensor)
+    feeds: list[tuple[int, Tensor]] = field(default_factory=list)  # (step feed index, tensor)
+
+    @property
+    def sends(self) -> list[Operation]:
+        return [op for op in self.ops if op.type in _SENDS]
+
+    @property
+    def recvs(self) -> list[Operation]:
+        return [op for op in self.ops if op.type in _RECVS]
+
+
+def _short(device: Device) -> str:
+    return f"{device.device_type}_{device.spec.device_index}"
+
+
+def _make(
+    step: StepGraph,
+    op_type: str,
+    name: str,
+    inputs: list[Tensor],
+    attrs: dict[str, Any],
+    specs: list[TensorSpec],
+    device: Device,
+    controls: list[Operation] = (),  # type: ignore[assignment]
+) -> Operation:
+    op = Operation(
+        step.graph, op_type, name, inputs, attrs, specs, list(controls), device.name,
+        get_op_def(op_type), None,
+    )  # fmt: skip
+    step.graph._add_op(op)
+    return op
+
+
+def partition_step(
+    step: StepGraph, placement: dict[Operation, Device], compress_float32: bool = False
+) -> dict[str, Partition]:
+    """Cut ``step`` into per-device partitions (see the module docstring), in place."""
+    partitions: dict[str, Partition] = {}
+    for op in step.ops:
+        device = placement[op]
+        partitions.setdefault(device.name, Partition(device)).ops.append(op)
+    feed_index = {t: i for i, t in enumerate(step.feeds)}
+    recvs: dict[tuple[Tensor, str, bool], Tensor] = {}
+    control_recvs: dict[tuple[Operation, str], Operation] = {}
+
+    def recv_for(t: Tensor, dst: Device, as_ref: bool) -> Tensor:
+        key = (t, dst.name, as_ref)
+        found = recvs.get(key)
+        if found is not None:
+            return found
+        src = placement[t.op]
+        compress = compress_float32 and not as_ref and t.dtype.base_dtype is dtypes.float32
+        attrs = {
+            "tensor_name": t.name + ("/ref" if as_ref else ""),
+            "send_device": src.name,
+            "recv_device": dst.name,
+            "compression": "bfloat16" if compress else "",
+        }
+        base = f"{t.op.name}_{t.value_index}"
+        send = _make(
+            step, "_RefSend" if as_ref else "_Send", f"_send_{base}_to_{_short(dst)}", [t],
+            dict(attrs), [], src,
+        )  # fmt: skip
+        dtype = t.dtype if as_ref else t.dtype.base_dtype
+        recv = _make(
+            step, "_Recv", f"_recv_{base}_on_{_short(dst)}", [],
+            {**attrs, "tensor_type": dtype, "shape": t.shape}, [TensorSpec(t.shape, dtype)], dst,
+        )  # fmt: skip
+        partitions.setdefault(src.name, Partition(src)).ops.append(send)
+        partitions.setdefault(dst.name, Partition(dst)).ops.append(recv)
+        recvs[key] = recv._outputs[0]
+        return recvs[key]
+
+    def control_recv_for(c: Operation, dst: Device) -> Operation:
+        key = (c, dst.name)
+        found = control_recvs.get(key)
+        if found is not None:
+            return found
+        src = placement[c]
+        attrs = {
+            "tensor_name": f"^{c.name}",
+            "send_device": src.name,
+            "recv_device": dst.name,
+            "compression": "",
+        }
+        send = _make(
+            step, "_ControlSend", f"_send_ctrl_{c.name}_to_{_short(dst)}", [], dict(attrs), [],
+            src, [c],
+        )  # fmt: skip
+        recv = _make(
+            step, "_ControlRecv", f"_recv_ctrl_{c.name}_on_{_short(dst)}", [], attrs, [], dst
+        )
+        partitions[src.name].ops.append(send)
+        partitions.setdefault(dst.name, Partition(dst)).ops.append(recv)
+        control_recvs[key] = recv
+        return recv
+
+    for op in list(step.ops):
+        dst = placement[op]
+        ref_flags = op.op_def.flat_ref_flags(op._attrs) if op.op_def.ref_inputs else None
+        new_inputs = []
+        for k, t in enumerate(op._inputs):
+            if t in feed_index or placement[t.op] is dst:
+                new_inputs.append(t)
+                continue
+            as_ref = bool(ref_flags and ref_flags[k]) and t.dtype.is_ref_dtype
+            recv = recv_for(t, dst, as_ref)
+            t._consumers.remove(op)
+            recv._consumers.append(op)
+            new_inputs.append(recv)
+        op._inputs = new_inputs
+        new_controls = []
+        for c in op._control_inputs:
+            if placement[c] is dst:
+                new_controls.append(c)
+                continue
+            c._control_outputs.remove(op)
+            recv_op = control_recv_for(c, dst)
+            recv_op._control_outputs.append(op)
+            new_controls.append(recv_op)
+        op._control_inputs = new_controls
+
+    for i, t in enumerate(step.fetches):
+        if t in feed_index:
+            continue  # a fed tensor is fetched straight from the feeds
+        partitions[placement[t.op].name].fetches.append((i, t))
+    targets = set(step.targets)
+    for part in partitions.values():
+        part.targets = [op for op in part.ops if op in targets or op.type in _SENDS]
+        used = {t for op in part.ops for t in op._inputs if t in feed_index}
+        used |= {t for _, t in part.fetches if t in feed_index}
+        part.feeds = sorted(((feed_index[t], t) for t in used), key=lambda p: p[0])
+    return partitions
+
+
+# --- Recv scheduling (ASAP/ALAP) -----------------------------------------------------------------
+def schedule_recvs(
+    partitions: dict[str, Partition], cost_model: CostModel, min_slack_micros: float = 20.0
+) -> int:
+    """Delay Recvs that have slack until shortly before they are needed; returns edges added."""
+    ops = [op for part in partitions.values() for op in part.ops]
+    device_of = {op: part.device for part in partitions.values() for op in part.ops}
+    if len(ops) > 20000:
+        return 0
+    send_of = {
+        op.get_attr("tensor_name") + op.get_attr("recv_device"): op
+        for op in ops
+        if op.type in _SENDS
+    }
+    preds: dict[Operation, list[Operation]] = {op: [] for op in ops}
+    for op in ops:
+        preds[op] = [t.op for t in op._inputs if t.op in preds] + [
+            c for c in op._control_inputs if c in preds
+        ]
+        if op.type in _RECVS:
+            send = send_of.get(op.get_attr("tensor_name") + op.get_attr("recv_device"))
+            if send is not None:
+                preds[op].append(send)
+    succs: dict[Operation, list[Operation]] = {op: [] for op in ops}
+    for op, ps in preds.items():
+        for p in ps:
+            succs[p].append(op)
+    order = _topological(ops, preds, succs)
+    if order is None:
+        return 0
+
+    def cost(op: Operation) -> float:
+        if op.type in _SENDS:
+            return 0.0
+        if op.type in _RECVS:
+            if not op._outputs:
+                return 0.0
+            src = device_of[send_of[op.get_attr("tensor_name") + op.get_attr("recv_device")]]
+            nbytes = cost_model.output_bytes(op._outputs[0])
+            return cost_model.transfer_micros(nbytes, src, device_of[op])
+        return cost_model.compute_micros(op, device_of[op].device_type)
+
+    costs = {op: cost(op) for op in ops}
+    asap: dict[Operation, float] = {}
+    for op in order:
+        asap[op] = max((asap[p] + costs[p] for p in preds[op]), default=0.0)
+    total = max((asap[op] + costs[op] for op in ops), default=0.0)
+    alap: dict[Operation, float] = {}
+    for op in reversed(order):
+        alap[op] = min((alap[s] for s in succs[op]), default=total) - costs[op]
+    added = 0
+    for op in order:
+        if op.type != "_Recv" or alap[op] - asap[op] < min_slack_micros:
+            continue
+        after = _descendants(op, succs)
+        best, best_end = None, -1.0
+        for x in partitions[device_of[op].name].ops:
+            if x is op or x in after or x.type in _SENDS or x.type in _RECVS:
+                continue
+            end = asap[x] + costs[x]
+            if best_end < end <= alap[op]:
+                best, best_end = x, end
+        if best is not None and best not in op._control_inputs and best_end > asap[op]:
+            op._control_inputs.append(best)
+            best._control_outputs.append(op)
+            added += 1
+    return added
+
+
+def _topological(ops, preds, succs) -> list[Operation] | None:
+    pending = {op: len(preds[op]) for op in ops}
+    ready = [op for op in ops if pending[op] == 0]
+    order = []
+    while ready:
+        op = ready.pop()
+        order.append(op)
+        for s in succs[op]:
+            pending[s] -= 1
+            if pending[s] == 0:
+                ready.append(s)
+    return order if len(order) == len(ops) else None  # loops: leave Recvs unscheduled
+
+
+def _descendants(op: Operation, succs: dict[Operation, list[Operation]]) -> set[Operation]:
+    seen: set[Operation] = set()
+    stack = list(succs[op])
+    while stack:
+        x = stack.pop()
+        if x not in seen:
+            seen.add(x)
+            stack.extend(succs[x])
+    return seen

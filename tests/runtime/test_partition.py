@@ -1,0 +1,163 @@
+"""Partitioning with Send/Recv, the rendezvous, Recv scheduling and lossy transfers."""
+
+import numpy as np
+import pytest
+
+import nbflow as tf
+from nbflow.framework.op_def import OpDef, TensorSpec
+from nbflow.runtime import graph_optimizer, partition, placement
+from nbflow.runtime.rendezvous import LocalRendezvous
+
+CPU = "/job:localhost/replica:0/task:0/device:CPU:{}"
+
+
+def _config(cpus=3, **graph_options):
+    return tf.ConfigProto(
+        device_count={"CPU": cpus}, graph_options=tf.GraphOptions(**graph_options)
+    )
+
+
+def _partition_graphs(sess, fetches, feeds):
+    meta = tf.RunMetadata()
+    out = sess.run(fetches, feeds, tf.RunOptions(output_partition_graphs=True), meta)
+    return out, {g["device"]: g["node"] for g in meta.partition_graphs}
+
+
+def test_one_recv_per_tensor_and_device_however_many_consumers():
+    x = tf.placeholder(tf.float32, [3], name="x")
+    with tf.device("/cpu:0"):
+        shared = tf.exp(x, name="shared")
+    with tf.device("/cpu:1"):
+        on_1 = [shared + 1.0, shared * 2.0, tf.sin(shared)]
+    with tf.device("/cpu:2"):
+        on_2 = [shared - 1.0, tf.cos(shared)]
+    with tf.Session(config=_config(3)) as sess:
+        value = np.array([0.0, 1.0, 2.0], np.float32)
+        out, graphs = _partition_graphs(sess, on_1 + on_2, {x: value})
+    e = np.exp(value)
+    for got, want in zip(out, [e + 1, e * 2, np.sin(e), e - 1, np.cos(e)]):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    sends = [n for n in graphs[CPU.format(0)] if n["op"] == "_Send"]
+    assert sorted(n["attr"]["recv_device"] for n in sends) == [CPU.format(1), CPU.format(2)]
+    for d in (1, 2):
+        recvs = [n for n in graphs[CPU.format(d)] if n["op"] == "_Recv"]
+        assert len(recvs) == 1 and recvs[0]["attr"]["tensor_name"] == "shared:0"
+
+
+def test_cross_device_control_edge_orders_the_consumer():
+    with tf.device("/cpu:0"):
+        v = tf.Variable(1.0, name="v")
+        bump = tf.assign_add(v, 10.0)
+    with tf.device("/cpu:1"), tf.control_dependencies([bump]):
+        after = tf.constant(0.0) + 1.0
+    with tf.Session(config=_config(2)) as sess:
+        sess.run(v.initializer)
+        _, graphs = _partition_graphs(sess, after, None)
+        assert sess.run(v) == 11.0  # the bump ran before `after`
+    assert any(n["op"] == "_ControlRecv" for n in graphs[CPU.format(1)])
+
+
+def test_partitioned_plan_is_cached_per_step_signature():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    with tf.device("/cpu:1"):
+        y = x * 3.0
+    with tf.Session(config=_config(2)) as sess:
+        sess.run(y, {x: [1.0, 2.0]})
+        steps = dict(sess._steps)
+        for i in range(3):
+            np.testing.assert_allclose(sess.run(y, {x: [i, 1.0]}), [3.0 * i, 3.0])
+        assert sess._steps == steps
+
+
+class _Fail(OpDef):
+    """Test op: always fails."""
+
+    type = "TestPartitionFail"
+    inputs = ("x",)
+    stateful = True
+    differentiable = False
+
+    def infer(self, x):
+        return TensorSpec(x.shape, x.dtype)
+
+    def compute(self, ctx, x):
+        raise ValueError("broken on purpose")
+
+
+def test_error_on_one_device_ends_the_step_on_all_devices():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    with tf.device("/cpu:1"):
+        bad = tf.get_default_graph().create_op("TestPartitionFail", [x], name="bad").outputs[0]
+    with tf.device("/cpu:0"):
+        waits = bad + 1.0  # a Recv that never gets its value
+    with tf.Session(config=_config(2)) as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="broken on purpose") as info:
+            sess.run(waits, {x: [1.0, 2.0]})
+        assert info.value.op is bad.op
+        np.testing.assert_allclose(sess.run(x * 2.0, {x: [1.0, 2.0]}), [2.0, 4.0])
+
+
+def test_rendezvous_matches_send_and_recv_in_either_order_and_aborts_waiters():
+    rendezvous = LocalRendezvous(1)
+    got = []
+    rendezvous.send("a", 1)
+    rendezvous.recv("a", lambda v, src, err: got.append((v, err)))
+    rendezvous.recv("b", lambda v, src, err: got.append((v, err)))
+    assert rendezvous.pending_keys == ["b"]
+    rendezvous.send("b", 2)
+    rendezvous.recv("c", lambda v, src, err: got.append((v, err)))
+    failure = tf.errors.CancelledError(None, None, "stop")
+    rendezvous.abort(failure)
+    assert got == [(1, None), (2, None), (None, failure)]
+
+
+def test_blocked_recvs_pin_no_threads():
+    """More Recvs wait at once than the inter-op pool has threads, and the step finishes."""
+    x = tf.placeholder(tf.float32, [], name="x")
+    with tf.device("/cpu:0"):
+        slow = tf.identity(x)
+    with tf.device("/cpu:1"):
+        outs = [slow + float(i) for i in range(6)]
+        for i, out in enumerate(outs[1:]):
+            outs[i + 1] = tf.identity(out) + slow  # another consumer: still one Recv
+    config = _config(2)
+    config.inter_op_parallelism_threads = 2
+    with tf.Session(config=config) as sess:
+        got = sess.run(outs, {x: 1.0})
+    assert got[0] == 1.0 and got[5] == 7.0
+
+
+def test_bfloat16_sendrecv_truncates_the_mantissa():
+    x = tf.placeholder(tf.float32, [3], name="x")
+    with tf.device("/cpu:0"):
+        y = tf.identity(x)
+    with tf.device("/cpu:1"):
+        z = y * 1.0
+    value = np.array([1.0 + 2.0**-10, np.pi, -3.0e-5], np.float32)
+    with tf.Session(config=_config(2, enable_bfloat16_sendrecv=True)) as sess:
+        got = sess.run(z, {x: value})
+    truncated = (value.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+    np.testing.assert_array_equal(got, truncated)
+    np.testing.assert_allclose(got, value, rtol=2.0**-7)
+
+
+def test_recv_scheduling_delays_a_recv_with_slack_and_keeps_results():
+    x = tf.placeholder(tf.float32, [64, 64], name="x")
+    with tf.device("/cpu:0"):
+        early = tf.identity(x, name="early")
+    with tf.device("/cpu:1"):
+        chain = x
+        for i in range(4):
+            chain = tf.matmul(chain, chain, name=f"chain{i}")
+        late = tf.add(chain, early, name="late")
+    step = graph_optimizer.copy_step_graph([late], [], [x])
+    devices = {d.name: d for d in tf.Session(config=_config(2)).list_devices()}
+    placed = placement.place(step.ops, list(devices.values()), placement.CostModel())
+    parts = partition.partition_step(step, placed)
+    assert partition.schedule_recvs(parts, placement.CostModel()) == 1
+    recv = next(op for op in parts[CPU.format(1)].ops if op.type == "_Recv")
+    assert [c.name for c in recv.control_inputs] == ["chain2"]
+    value = np.eye(64, dtype=np.float32) * 0.5
+    for scheduling in (True, False):
+        with tf.Session(config=_config(2, enable_recv_scheduling=scheduling)) as sess:
+            np.testing.assert_allclose(sess.run(late, {x: value}), value**16 + value)
