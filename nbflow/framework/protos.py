@@ -1,0 +1,474 @@
+"""TensorFlow's wire-format messages, built from descriptors at import: no generated code.
+
+TensorBoard reads event files whose records are ``Event`` protocol buffers carrying
+``Summary`` values, binary ``GraphDef``s and ``RunMetadata``. This module declares those messages
+(a subset of TensorFlow's ``.proto`` files, same field numbers) as a ``FileDescriptorProto`` in a
+private descriptor pool and lets protobuf's ``message_factory`` make the classes, so encoding
+and decoding are protobuf's own and nothing clashes with TensorBoard's copies when both load.
+
+    event = Event(wall_time=1.0, step=3, summary=Summary(value=[Summary.Value(tag="loss",
+                                                                       simple_value=0.5)]))
+    data = event.SerializeToString()
+
+It also converts between NumPy arrays and ``TensorProto`` (``make_tensor_proto`` /
+``make_ndarray``) and from nbflow's JSON GraphDef to the binary one (``graph_def_to_proto``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from nbflow.framework import dtypes
+
+_F = descriptor_pb2.FieldDescriptorProto
+_TYPES = {
+    "double": _F.TYPE_DOUBLE,
+    "float": _F.TYPE_FLOAT,
+    "int64": _F.TYPE_INT64,
+    "uint64": _F.TYPE_UINT64,
+    "int32": _F.TYPE_INT32,
+    "uint32": _F.TYPE_UINT32,
+    "bool": _F.TYPE_BOOL,
+    "string": _F.TYPE_STRING,
+    "bytes": _F.TYPE_BYTES,
+}
+
+# TensorFlow's DataType enum (types.proto); a reference type is the value plus 100.
+DATA_TYPES = {
+    "float32": 1,
+    "float64": 2,
+    "int32": 3,
+    "uint8": 4,
+    "int16": 5,
+    "int8": 6,
+    "string": 7,
+    "complex64": 8,
+    "int64": 9,
+    "bool": 10,
+    "bfloat16": 14,
+    "uint16": 17,
+    "complex128": 18,
+    "float16": 19,
+    "resource": 20,
+    "variant": 21,
+    "uint32": 22,
+    "uint64": 23,
+}
+_DTYPE_OF_ENUM = {v: k for k, v in DATA_TYPES.items()}
+
+# message name -> fields (name, number, type, label) where label is "", "repeated" or
+# "oneof:<name>"; a type that is not a scalar names a message or an enum of this file.
+_MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
+    "TensorShapeProto.Dim": [("size", 1, "int64", ""), ("name", 2, "string", "")],
+    "TensorShapeProto": [
+        ("dim", 2, "TensorShapeProto.Dim", "repeated"),
+        ("unknown_rank", 3, "bool", ""),
+    ],
+    "TensorProto": [
+        ("dtype", 1, "DataType", ""),
+        ("tensor_shape", 2, "TensorShapeProto", ""),
+        ("version_number", 3, "int32", ""),
+        ("tensor_content", 4, "bytes", ""),
+        ("half_val", 13, "int32", "repeated"),
+        ("float_val", 5, "float", "repeated"),
+        ("double_val", 6, "double", "repeated"),
+        ("int_val", 7, "int32", "repeated"),
+        ("string_val", 8, "bytes", "repeated"),
+        ("scomplex_val", 9, "float", "repeated"),
+        ("int64_val", 10, "int64", "repeated"),
+        ("bool_val", 11, "bool", "repeated"),
+        ("dcomplex_val", 12, "double", "repeated"),
+        ("uint32_val", 16, "uint32", "repeated"),
+        ("uint64_val", 17, "uint64", "repeated"),
+    ],
+    "AttrValue.ListValue": [
+        ("s", 2, "bytes", "repeated"),
+        ("i", 3, "int64", "repeated"),
+        ("f", 4, "float", "repeated"),
+        ("b", 5, "bool", "repeated"),
+        ("type", 6, "DataType", "repeated"),
+        ("shape", 7, "TensorShapeProto", "repeated"),
+        ("tensor", 8, "TensorProto", "repeated"),
+    ],
+    "AttrValue": [
+        ("list", 1, "AttrValue.ListValue", "oneof:value"),
+        ("s", 2, "bytes", "oneof:value"),
+        ("i", 3, "int64", "oneof:value"),
+        ("f", 4, "float", "oneof:value"),
+        ("b", 5, "bool", "oneof:value"),
+        ("type", 6, "DataType", "oneof:value"),
+        ("shape", 7, "TensorShapeProto", "oneof:value"),
+        ("tensor", 8, "TensorProto", "oneof:value"),
+        ("placeholder", 9, "string", "oneof:value"),
+    ],
+    "NodeDef": [
+        ("name", 1, "string", ""),
+        ("op", 2, "string", ""),
+        ("input", 3, "string", "repeated"),
+        ("device", 4, "string", ""),
+        ("attr", 5, "map<string,AttrValue>", "repeated"),
+    ],
+    "VersionDef": [
+        ("producer", 1, "int32", ""),
+        ("min_consumer", 2, "int32", ""),
+        ("bad_consumers", 3, "int32", "repeated"),
+    ],
+    "GraphDef": [
+        ("node", 1, "NodeDef", "repeated"),
+        ("versions", 4, "VersionDef", ""),
+        ("version", 3, "int32", ""),
+    ],
+    "HistogramProto": [
+        ("min", 1, "double", ""),
+        ("max", 2, "double", ""),
+        ("num", 3, "double", ""),
+        ("sum", 4, "double", ""),
+        ("sum_squares", 5, "double", ""),
+        ("bucket_limit", 6, "double", "repeated"),
+        ("bucket", 7, "double", "repeated"),
+    ],
+    "SummaryMetadata.PluginData": [
+        ("plugin_name", 1, "string", ""),
+        ("content", 2, "bytes", ""),
+    ],
+    "SummaryMetadata": [
+        ("plugin_data", 1, "SummaryMetadata.PluginData", ""),
+        ("display_name", 2, "string", ""),
+        ("summary_description", 3, "string", ""),
+        ("data_class", 4, "DataClass", ""),
+    ],
+    "Summary.Image": [
+        ("height", 1, "int32", ""),
+        ("width", 2, "int32", ""),
+        ("colorspace", 3, "int32", ""),
+        ("encoded_image_string", 4, "bytes", ""),
+    ],
+    "Summary.Audio": [
+        ("sample_rate", 1, "float", ""),
+        ("num_channels", 2, "int64", ""),
+        ("length_frames", 3, "int64", ""),
+        ("encoded_audio_string", 4, "bytes", ""),
+        ("content_type", 5, "string", ""),
+    ],
+    "Summary.Value": [
+        ("node_name", 7, "string", ""),
+        ("tag", 1, "string", ""),
+        ("metadata", 9, "SummaryMetadata", ""),
+        ("simple_value", 2, "float", "oneof:value"),
+        ("obsolete_old_style_histogram", 3, "bytes", "oneof:value"),
+        ("image", 4, "Summary.Image", "oneof:value"),
+        ("histo", 5, "HistogramProto", "oneof:value"),
+        ("audio", 6, "Summary.Audio", "oneof:value"),
+        ("tensor", 8, "TensorProto", "oneof:value"),
+    ],
+    "Summary": [("value", 1, "Summary.Value", "repeated")],
+    "LogMessage": [("level", 1, "LogMessage.Level", ""), ("message", 2, "string", "")],
+    "SessionLog": [
+        ("status", 1, "SessionLog.SessionStatus", ""),
+        ("checkpoint_path", 2, "string", ""),
+        ("msg", 3, "string", ""),
+    ],
+    "TaggedRunMetadata": [("tag", 1, "string", ""), ("run_metadata", 2, "bytes", "")],
+    "Event": [
+        ("wall_time", 1, "double", ""),
+        ("step", 2, "int64", ""),
+        ("file_version", 3, "string", "oneof:what"),
+        ("graph_def", 4, "bytes", "oneof:what"),
+        ("summary", 5, "Summary", "oneof:what"),
+        ("log_message", 6, "LogMessage", "oneof:what"),
+        ("session_log", 7, "SessionLog", "oneof:what"),
+        ("tagged_run_metadata", 8, "TaggedRunMetadata", "oneof:what"),
+        ("meta_graph_def", 9, "bytes", "oneof:what"),
+    ],
+    "NodeExecStats": [
+        ("node_name", 1, "string", ""),
+        ("all_start_micros", 2, "int64", ""),
+        ("op_start_rel_micros", 3, "int64", ""),
+        ("op_end_rel_micros", 4, "int64", ""),
+        ("all_end_rel_micros", 5, "int64", ""),
+        ("timeline_label", 8, "string", ""),
+        ("scheduled_micros", 9, "int64", ""),
+        ("thread_id", 10, "uint32", ""),
+    ],
+    "DeviceStepStats": [
+        ("device", 1, "string", ""),
+        ("node_stats", 2, "NodeExecStats", "repeated"),
+    ],
+    "StepStats": [("dev_stats", 1, "DeviceStepStats", "repeated")],
+    "MetaGraphDef": [("graph_def", 2, "GraphDef", "")],
+    "RunMetadata": [
+        ("step_stats", 1, "StepStats", ""),
+        ("partition_graphs", 3, "GraphDef", "repeated"),
+    ],
+}
+
+_ENUMS: dict[str, list[tuple[str, int]]] = {
+    "DataType": [("DT_INVALID", 0)]
+    + [(f"DT_{'HALF' if k == 'float16' else k.upper()}", v) for k, v in DATA_TYPES.items()]
+    + [(f"DT_{k.upper()}_REF", v + 100) for k, v in DATA_TYPES.items() if k != "float16"]
+    + [("DT_HALF_REF", 119)],
+    "DataClass": [
+        ("DATA_CLASS_UNKNOWN", 0),
+        ("DATA_CLASS_SCALAR", 1),
+        ("DATA_CLASS_TENSOR", 2),
+        ("DATA_CLASS_BLOB_SEQUENCE", 3),
+    ],
+    "LogMessage.Level": [
+        ("UNKNOWN", 0),
+        ("DEBUGGING", 10),
+        ("INFO", 20),
+        ("WARN", 30),
+        ("ERROR", 40),
+        ("FATAL", 50),
+    ],
+    "SessionLog.SessionStatus": [
+        ("STATUS_UNSPECIFIED", 0),
+        ("START", 1),
+        ("STOP", 2),
+        ("CHECKPOINT", 3),
+    ],
+}
+_PACKAGE = "tensorflow"
+
+
+def _build_file() -> descriptor_pb2.FileDescriptorProto:
+    file = descriptor_pb2.FileDescriptorProto(
+        name="nbflow/tensorflow_subset.proto", package=_PACKAGE, syntax="proto3"
+    )
+    protos: dict[str, Any] = {}
+
+    def add(kind: str, path: str) -> Any:
+        parent, _, name = path.rpartition(".")
+        if not parent:
+            return getattr(file, "message_type" if kind == "message" else "enum_type").add(
+                name=name
+            )
+        nested = protos[parent]
+        return getattr(nested, "nested_type" if kind == "message" else "enum_type").add(name=name)
+
+    for path in sorted(_MESSAGES, key=len):  # parents before their nested messages
+        protos[path] = add("message", path)
+    for path, values in _ENUMS.items():
+        enum = add("enum", path)
+        for name, number in values:
+            enum.value.add(name=name, number=number)
+    for path, fields in _MESSAGES.items():
+        message = protos[path]
+        oneofs: dict[str, int] = {}
+        for name, number, type_name, label in fields:
+            field = message.field.add(name=name, number=number, json_name=name)
+            field.label = _F.LABEL_REPEATED if label == "repeated" else _F.LABEL_OPTIONAL
+            if label.startswith("oneof:"):
+                oneof = label[6:]
+                if oneof not in oneofs:
+                    oneofs[oneof] = len(message.oneof_decl)
+                    message.oneof_decl.add(name=oneof)
+                field.oneof_index = oneofs[oneof]
+            if type_name.startswith("map<"):
+                key, value = type_name[4:-1].split(",")
+                entry = message.nested_type.add(name=f"{name.capitalize()}Entry")
+                entry.options.map_entry = True
+                entry.field.add(name="key", number=1, type=_TYPES[key], label=_F.LABEL_OPTIONAL)
+                entry.field.add(
+                    name="value",
+                    number=2,
+                    type=_F.TYPE_MESSAGE,
+                    type_name=f".{_PACKAGE}.{value}",
+                    label=_F.LABEL_OPTIONAL,
+                )
+                field.type = _F.TYPE_MESSAGE
+                field.type_name = f".{_PACKAGE}.{path}.{entry.name}"
+            elif type_name in _TYPES:
+                field.type = _TYPES[type_name]
+            elif type_name in _ENUMS:
+                field.type = _F.TYPE_ENUM
+                field.type_name = f".{_PACKAGE}.{type_name}"
+            else:
+                field.type = _F.TYPE_MESSAGE
+                field.type_name = f".{_PACKAGE}.{type_name}"
+    return file
+
+
+_POOL = descriptor_pool.DescriptorPool()
+_POOL.Add(_build_file())
+
+
+def _message(path: str) -> Any:
+    return message_factory.GetMessageClass(_POOL.FindMessageTypeByName(f"{_PACKAGE}.{path}"))
+
+
+TensorShapeProto = _message("TensorShapeProto")
+TensorProto = _message("TensorProto")
+AttrValue = _message("AttrValue")
+NodeDef = _message("NodeDef")
+VersionDef = _message("VersionDef")
+GraphDef = _message("GraphDef")
+HistogramProto = _message("HistogramProto")
+SummaryMetadata = _message("SummaryMetadata")
+Summary = _message("Summary")
+LogMessage = _message("LogMessage")
+SessionLog = _message("SessionLog")
+TaggedRunMetadata = _message("TaggedRunMetadata")
+Event = _message("Event")
+NodeExecStats = _message("NodeExecStats")
+DeviceStepStats = _message("DeviceStepStats")
+StepStats = _message("StepStats")
+RunMetadata = _message("RunMetadata")
+MetaGraphDef = _message("MetaGraphDef")
+
+
+# --- tensors ------------------------------------------------------------------------------------
+def _dtype_name(dtype: Any) -> str:
+    return dtypes.as_dtype(dtype).base_dtype.name
+
+
+def make_tensor_proto(value: Any, dtype: Any = None) -> Any:
+    """A ``TensorProto`` holding ``value`` (strings as ``string_val``, others as raw bytes)."""
+    array = np.asarray(value)
+    if array.dtype.kind in "USO":
+        array = np.asarray(value, dtype=object)
+    name = _dtype_name(array.dtype if dtype is None else dtype)
+    if name != "string" and array.dtype != dtypes.as_dtype(name).np:
+        array = array.astype(dtypes.as_dtype(name).np)
+    proto = TensorProto(dtype=DATA_TYPES[name], tensor_shape=shape_proto(array.shape))
+    if name == "string":
+        proto.string_val.extend(
+            v if isinstance(v, bytes) else str(v).encode() for v in array.ravel()
+        )
+    else:
+        proto.tensor_content = (
+            np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+        )
+    return proto
+
+
+def make_ndarray(proto: Any) -> np.ndarray:
+    """The NumPy array a ``TensorProto`` holds (any of its value encodings)."""
+    name = _DTYPE_OF_ENUM.get(proto.dtype % 100)
+    if name is None:
+        raise TypeError(f"Unsupported TensorProto dtype enum {proto.dtype}")
+    shape = tuple(d.size for d in proto.tensor_shape.dim)
+    size = int(np.prod(shape)) if shape else 1
+    if name == "string":
+        out = np.empty(len(proto.string_val), dtype=object)
+        out[:] = list(proto.string_val)
+        if out.size == 1 and size != 1:
+            out = np.full(size, out[0], dtype=object)
+        return out.reshape(shape)
+    np_dtype = dtypes.as_dtype(name).np
+    if proto.tensor_content:
+        return np.frombuffer(proto.tensor_content, dtype=np_dtype).reshape(shape).copy()
+    field = {
+        "float32": "float_val",
+        "float64": "double_val",
+        "int64": "int64_val",
+        "bool": "bool_val",
+        "complex64": "scomplex_val",
+        "complex128": "dcomplex_val",
+        "uint32": "uint32_val",
+        "uint64": "uint64_val",
+        "float16": "half_val",
+        "bfloat16": "half_val",
+    }.get(name, "int_val")
+    values = list(getattr(proto, field))
+    if name in ("complex64", "complex128"):
+        values = [complex(a, b) for a, b in zip(values[::2], values[1::2])]
+    if name in ("float16", "bfloat16"):
+        array = np.array(values, dtype=np.uint16).view(np_dtype)
+    else:
+        array = np.array(values, dtype=np_dtype)
+    if array.size == size:
+        return array.reshape(shape)
+    if array.size == 0:
+        return np.zeros(shape, dtype=np_dtype)
+    return np.concatenate([array, np.full(size - array.size, array[-1], np_dtype)]).reshape(shape)
+
+
+def shape_proto(shape: Any) -> Any:
+    """A ``TensorShapeProto`` for a tuple or TensorShape (unknown dimensions become -1)."""
+    from nbflow.framework.tensor_shape import as_shape
+
+    shape = as_shape(shape)
+    if shape.ndims is None:
+        return TensorShapeProto(unknown_rank=True)
+    return TensorShapeProto(
+        dim=[TensorShapeProto.Dim(size=-1 if d is None else d) for d in shape.as_list()]
+    )
+
+
+# --- graphs -------------------------------------------------------------------------------------
+def _attr_proto(value: Any) -> Any:
+    from nbflow.framework.tensor_shape import TensorShape
+
+    if isinstance(value, dtypes.DType):
+        return AttrValue(type=_dtype_enum(value))
+    if isinstance(value, TensorShape):
+        return AttrValue(shape=shape_proto(value))
+    if isinstance(value, (np.ndarray, np.generic)):
+        return AttrValue(tensor=make_tensor_proto(np.asarray(value)))
+    if isinstance(value, bool):
+        return AttrValue(b=value)
+    if isinstance(value, int):
+        return AttrValue(i=value)
+    if isinstance(value, float):
+        return AttrValue(f=value)
+    if isinstance(value, str):
+        return AttrValue(s=value.encode())
+    if isinstance(value, bytes):
+        return AttrValue(s=value)
+    if isinstance(value, (list, tuple)):
+        items = AttrValue.ListValue()
+        for v in value:
+            part = _attr_proto(v)
+            kind = part.WhichOneof("value")
+            if kind in ("s", "i", "f", "b", "type"):
+                getattr(items, kind).append(getattr(part, kind))
+            elif kind in ("shape", "tensor"):
+                getattr(items, kind).add().CopyFrom(getattr(part, kind))
+            else:
+                items.s.append(repr(v).encode())
+        return AttrValue(list=items)
+    return AttrValue(s=repr(value).encode())
+
+
+def _dtype_enum(dtype: dtypes.DType) -> int:
+    base = DATA_TYPES.get(dtype.base_dtype.name, 0)
+    return base + 100 if dtype.is_ref_dtype and base else base
+
+
+def graph_def_to_proto(graph_def: dict[str, Any]) -> Any:
+    """TensorFlow's binary ``GraphDef`` for nbflow's JSON GraphDef (for TensorBoard's graph view).
+
+    Attr values keep their meaning (types, shapes, tensors, lists); large constants stay, as
+    TensorFlow keeps them.
+    """
+    from nbflow.framework.graph_def import decode_attr
+
+    proto = GraphDef()
+    versions = graph_def.get("versions", {})
+    proto.versions.producer = int(versions.get("producer", 1))
+    proto.versions.min_consumer = int(versions.get("min_consumer", 0))
+    for node in graph_def["node"]:
+        out = proto.node.add(
+            name=node["name"], op=node["op"], input=node.get("input", []), device=node["device"]
+        )
+        for key, value in node.get("attr", {}).items():
+            out.attr[key].CopyFrom(_attr_proto(decode_attr(value)))
+    return proto
+
+
+def graph_proto_to_dict(proto: Any) -> dict[str, Any]:
+    """A plain dict of a binary GraphDef's nodes (name, op, input, device): for readers."""
+    return {
+        "node": [
+            {"name": n.name, "op": n.op, "input": list(n.input), "device": n.device}
+            for n in proto.node
+        ],
+        "versions": {
+            "producer": proto.versions.producer,
+            "min_consumer": proto.versions.min_consumer,
+        },
+    }

@@ -1,0 +1,494 @@
+"""Summary ops (whitepaper §9.1): each yields a serialized ``Summary`` protocol buffer.
+
+    loss_summary = tf.summary.scalar("loss", loss)     # a string tensor
+    merged = tf.summary.merge_all()                   # every summary in the collection
+    writer.add_summary(sess.run(merged), step)
+
+Tags follow TensorFlow 1.x: the op's name scope prefixes the name (``layer1/loss``), a repeated
+name is made unique (``loss_1``), and ``family`` adds a display group. Images are encoded as PNG
+and audio as WAV inside the kernels, so nothing but bytes leaves the step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import struct
+import wave
+import zlib
+from typing import Any
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from nbflow import errors
+from nbflow.framework import dtypes
+from nbflow.framework import ops as ops_lib
+from nbflow.framework import protos
+from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
+from nbflow.framework.ops import GraphKeys
+from nbflow.framework.tensor_shape import TensorShape
+
+
+def _bytes_scalar(data: bytes) -> np.ndarray:
+    return np.array(data, dtype=object)
+
+
+def _text(value: Any) -> str:
+    value = value.item() if isinstance(value, np.ndarray) else value
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _string_spec() -> TensorSpec:
+    return TensorSpec(TensorShape([]), dtypes.string)
+
+
+# --- encoders ---------------------------------------------------------------------------------
+def _default_bucket_limits() -> np.ndarray:
+    """TensorFlow's histogram buckets: ±1e-12·1.1^k up to 1e20, zero, and DBL_MAX last."""
+    positive = []
+    v = 1e-12
+    while v < 1e20:
+        positive.append(v)
+        v *= 1.1
+    limits = [-p for p in reversed(positive)] + [0.0] + positive + [np.finfo(np.float64).max]
+    return np.array(limits, dtype=np.float64)
+
+
+_BUCKET_LIMITS = _default_bucket_limits()
+
+
+def histogram_proto(values: Any) -> Any:
+    """A ``HistogramProto`` of ``values`` with TensorFlow's buckets (empty runs collapsed)."""
+    values = np.asarray(values, dtype=np.float64).ravel()
+    proto = protos.HistogramProto()
+    if values.size:
+        if not np.all(np.isfinite(values)):
+            raise errors.InvalidArgumentError(None, None, "Nan in summary histogram")
+        proto.min, proto.max = float(values.min()), float(values.max())
+        proto.num = float(values.size)
+        proto.sum = float(values.sum())
+        proto.sum_squares = float(np.dot(values, values))
+        counts = np.bincount(
+            np.searchsorted(_BUCKET_LIMITS, values, side="right"), minlength=len(_BUCKET_LIMITS)
+        )[: len(_BUCKET_LIMITS)]
+        nonzero = np.flatnonzero(counts)
+        # A run of empty buckets is emitted as one empty bucket ending where the run ends.
+        limits, buckets, previous = [], [], -1
+        for i in nonzero:
+            if i > previous + 1:
+                limits.append(_BUCKET_LIMITS[i - 1])
+                buckets.append(0.0)
+            limits.append(_BUCKET_LIMITS[i])
+            buckets.append(float(counts[i]))
+            previous = i
+        if previous < len(_BUCKET_LIMITS) - 1:
+            limits.append(_BUCKET_LIMITS[-1])
+            buckets.append(0.0)
+        proto.bucket_limit.extend(limits)
+        proto.bucket.extend(buckets)
+    else:
+        proto.bucket_limit.append(_BUCKET_LIMITS[-1])
+        proto.bucket.append(0.0)
+    return proto
+
+
+def encode_png(image: np.ndarray) -> bytes:
+    """PNG bytes of a uint8 image [height, width, channels] (1, 2, 3 or 4 channels)."""
+    height, width, channels = image.shape
+    color_type = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
+    rows = np.ascontiguousarray(image, dtype=np.uint8).reshape(height, width * channels)
+    raw = np.hstack([np.zeros((height, 1), np.uint8), rows]).tobytes()  # filter byte 0 per row
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw, 6))
+        + chunk(b"IEND", b"")
+    )
+
+
+def _to_uint8(images: np.ndarray, bad_color: np.ndarray) -> np.ndarray:
+    """TensorFlow's image normalisation: non-negative images scale to [0, 255]; others put 0
+    at 128 and scale by the largest magnitude; non-finite pixels get ``bad_color``."""
+    if images.dtype == np.uint8:
+        return images
+    images = images.astype(np.float64)
+    out = np.empty(images.shape, np.uint8)
+    for k, image in enumerate(images):
+        finite = np.isfinite(image)
+        good = image[finite]
+        lo = good.min() if good.size else 0.0
+        hi = good.max() if good.size else 0.0
+        if lo < 0:
+            scale = 127.0 / max(-lo, hi) if max(-lo, hi) > 0 else 0.0
+            offset = 128.0
+        else:
+            scale = 255.0 / hi if hi > 0 else 0.0
+            offset = 0.0
+        scaled = np.clip(np.where(finite, image, 0.0) * scale + offset, 0, 255)
+        out[k] = (scaled + 0.5).astype(np.uint8)
+        bad = ~finite.all(axis=-1)
+        if bad.any():
+            out[k][bad] = bad_color[: images.shape[-1]]
+    return out
+
+
+def encode_wav(audio: np.ndarray, sample_rate: float) -> bytes:
+    """16-bit PCM WAV of float audio [frames, channels] in [-1, 1]."""
+    pcm = (np.clip(audio, -1.0, 1.0) * 32767.0).round().astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as w:
+        w.setnchannels(audio.shape[1])
+        w.setsampwidth(2)
+        w.setframerate(int(sample_rate))
+        w.writeframes(pcm.tobytes())
+    return buffer.getvalue()
+
+
+# --- ops ----------------------------------------------------------------------------------------
+class _SummaryOp(OpDef):
+    abstract = True
+    differentiable = False
+    stateful = True  # never folded or deduplicated: a summary is an observation of a step
+
+
+class ScalarSummary(_SummaryOp):
+    """A ``simple_value`` per (tag, value) pair; ``tags`` and ``values`` have one shape."""
+
+    inputs = ("tags", "values")
+    samples = [Sample(tags=np.array(b"loss", dtype=object), values=())]
+
+    def infer(self, tags: TensorSpec, values: TensorSpec) -> TensorSpec:
+        if not tags.shape.is_compatible_with(values.shape):
+            raise ValueError(
+                f"tags and values must have the same shape: {tags.shape} vs {values.shape}"
+            )
+        return _string_spec()
+
+    def compute(self, ctx: KernelContext, tags: Any, values: Any) -> np.ndarray:
+        tags, values = np.asarray(tags, dtype=object), np.asarray(values)
+        if tags.shape != values.shape:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"tags and values must have the same shape: {list(tags.shape)} vs "
+                f"{list(values.shape)}",
+            )
+        summary = protos.Summary()
+        for tag, value in zip(tags.ravel(), values.ravel().astype(np.float64)):
+            summary.value.add(tag=_text(tag), simple_value=float(value))
+        return _bytes_scalar(summary.SerializeToString())
+
+
+class HistogramSummary(_SummaryOp):
+    """A histogram of ``values`` (any shape) with TensorFlow's default buckets."""
+
+    inputs = ("tag", "values")
+    samples = [Sample(tag=np.array(b"w", dtype=object), values=(3, 4))]
+
+    def infer(self, tag: TensorSpec, values: TensorSpec) -> TensorSpec:
+        return _string_spec()
+
+    def compute(self, ctx: KernelContext, tag: Any, values: Any) -> np.ndarray:
+        values = np.asarray(values.get() if hasattr(values, "get") else values)
+        summary = protos.Summary()
+        summary.value.add(tag=_text(tag), histo=histogram_proto(values))
+        return _bytes_scalar(summary.SerializeToString())
+
+
+class ImageSummary(_SummaryOp):
+    """PNG images from a [batch, height, width, channels] tensor, up to ``max_images``."""
+
+    inputs = ("tag", "tensor")
+    attrs = {"max_images": 3, "bad_color": [255, 0, 0, 255]}
+    samples = [Sample(tag=np.array(b"img", dtype=object), tensor=(2, 4, 5, 3))]
+
+    def infer(self, tag: TensorSpec, tensor: TensorSpec, max_images: int, bad_color: Any):
+        shape = tensor.shape.with_rank(4)
+        channels = shape.dims[3].value
+        if channels is not None and channels not in (1, 3, 4):
+            raise ValueError(f"Tensor must have 1, 3, or 4 channels, got {channels}")
+        return _string_spec()
+
+    def compute(self, ctx: KernelContext, tag: Any, tensor: Any, max_images: int, bad_color):
+        images = np.asarray(tensor)[:max_images]
+        pixels = _to_uint8(images, np.asarray(bad_color, np.uint8))
+        base = _text(tag)
+        summary = protos.Summary()
+        for k, image in enumerate(pixels):
+            height, width, channels = image.shape
+            summary.value.add(
+                tag=f"{base}/image" if max_images == 1 else f"{base}/image/{k}",
+                image=protos.Summary.Image(
+                    height=height,
+                    width=width,
+                    colorspace=channels,
+                    encoded_image_string=encode_png(image),
+                ),
+            )
+        return _bytes_scalar(summary.SerializeToString())
+
+
+class AudioSummaryV2(_SummaryOp):
+    """WAV clips from float audio [batch, frames(, channels)] in [-1, 1]."""
+
+    inputs = ("tag", "tensor", "sample_rate")
+    attrs = {"max_outputs": 3}
+    samples = [
+        Sample(tag=np.array(b"a", dtype=object), tensor=(2, 10, 1), sample_rate=np.float32(8000))
+    ]
+
+    def infer(self, tag: TensorSpec, tensor: TensorSpec, sample_rate: TensorSpec, max_outputs: int):
+        if tensor.shape.ndims not in (None, 2, 3):
+            raise ValueError(
+                f"audio must be [batch, frames] or [batch, frames, channels]: {tensor.shape}"
+            )
+        return _string_spec()
+
+    def compute(self, ctx, tag: Any, tensor: Any, sample_rate: Any, max_outputs: int):
+        clips = np.asarray(tensor, dtype=np.float64)[:max_outputs]
+        if clips.ndim == 2:
+            clips = clips[:, :, None]
+        rate = float(np.asarray(sample_rate))
+        base = _text(tag)
+        summary = protos.Summary()
+        for k, clip in enumerate(clips):
+            summary.value.add(
+                tag=f"{base}/audio" if max_outputs == 1 else f"{base}/audio/{k}",
+                audio=protos.Summary.Audio(
+                    sample_rate=rate,
+                    num_channels=clip.shape[1],
+                    length_frames=clip.shape[0],
+                    encoded_audio_string=encode_wav(clip, rate),
+                    content_type="audio/wav",
+                ),
+            )
+        return _bytes_scalar(summary.SerializeToString())
+
+
+class TensorSummaryV2(_SummaryOp):
+    """A whole tensor as a ``TensorProto``, with plugin metadata (text summaries use this)."""
+
+    inputs = ("tag", "tensor", "serialized_summary_metadata")
+    samples = [
+        Sample(
+            tag=np.array(b"t", dtype=object),
+            tensor=(2, 3),
+            serialized_summary_metadata=np.array(b"", dtype=object),
+        )
+    ]
+
+    def infer(self, tag: TensorSpec, tensor: TensorSpec, serialized_summary_metadata: TensorSpec):
+        return _string_spec()
+
+    def compute(self, ctx: KernelContext, tag: Any, tensor: Any, serialized_summary_metadata: Any):
+        value = np.asarray(tensor.get() if hasattr(tensor, "get") else tensor)
+        metadata = protos.SummaryMetadata.FromString(
+            np.asarray(serialized_summary_metadata, dtype=object).item() or b""
+        )
+        summary = protos.Summary()
+        summary.value.add(tag=_text(tag), metadata=metadata, tensor=protos.make_tensor_proto(value))
+        return _bytes_scalar(summary.SerializeToString())
+
+
+class MergeSummary(_SummaryOp):
+    """One Summary holding the values of all ``inputs``; a tag may appear only once."""
+
+    inputs = ("inputs*",)
+    samples = [
+        Sample(
+            inputs=[
+                np.array(
+                    protos.Summary(value=[protos.Summary.Value(tag="a")]).SerializeToString(),
+                    dtype=object,
+                ),
+                np.array(
+                    protos.Summary(value=[protos.Summary.Value(tag="b")]).SerializeToString(),
+                    dtype=object,
+                ),
+            ]
+        )
+    ]
+
+    def infer(self, inputs: list[TensorSpec]) -> TensorSpec:
+        return _string_spec()
+
+    def compute(self, ctx: KernelContext, inputs: Sequence[Any]) -> np.ndarray:
+        merged = protos.Summary()
+        seen: set[str] = set()
+        for serialized in inputs:
+            for data in np.asarray(serialized, dtype=object).ravel():
+                part = protos.Summary.FromString(data)
+                for value in part.value:
+                    if value.tag in seen:
+                        raise errors.InvalidArgumentError(
+                            None, None, f"Duplicate tag {value.tag} found in summary inputs"
+                        )
+                    seen.add(value.tag)
+                    merged.value.add().CopyFrom(value)
+        return _bytes_scalar(merged.SerializeToString())
+
+
+# --- tf.summary builders ----------------------------------------------------------------------
+def clean_tag(name: str | None) -> str | None:
+    """Replace characters TensorBoard does not allow in tags with '_' (as TensorFlow does)."""
+    if name is None:
+        return None
+    cleaned = re.sub(r"[^-/\w\.]", "_", name)
+    return cleaned.lstrip("/")
+
+
+@contextlib.contextmanager
+def summary_scope(
+    name: str, family: str | None = None, default_name: str | None = None, values: Any = None
+) -> Iterator[tuple[str, str]]:
+    """Open the summary's name scope; yields (tag, scope): the tag is the scope's full name."""
+    name = clean_tag(name) or ""
+    family = clean_tag(family)
+    base = name if family is None else f"{family}/{name}"
+    with ops_lib.name_scope(base or None, default_name, values) as scope:
+        tag = scope.rstrip("/") if family is None else f"{family}/{scope.rstrip('/')}"
+        yield tag, scope
+
+
+def _collect(value: ops_lib.Tensor, collections: Sequence[str] | None) -> None:
+    for key in [GraphKeys.SUMMARIES] if collections is None else collections:
+        ops_lib.add_to_collection(key, value)
+
+
+def _summary(op_type: str, inputs: list[Any], attrs: dict[str, Any], scope: str) -> ops_lib.Tensor:
+    graph = ops_lib.get_default_graph()
+    return graph.create_op(op_type, inputs, attrs, name=scope).outputs[0]
+
+
+def _tag_const(tag: str) -> ops_lib.Tensor:
+    from nbflow.ops.array_ops import constant
+
+    return constant(tag, dtype=dtypes.string, name="tag")
+
+
+def scalar(
+    name: str, tensor: Any, collections: Sequence[str] | None = None, family: str | None = None
+) -> ops_lib.Tensor:
+    """A summary of one real number; its tag is the scoped ``name``."""
+    with summary_scope(name, family, values=[tensor]) as (tag, scope):
+        tensor = ops_lib.convert_to_tensor(tensor)
+        if tensor.shape.ndims not in (None, 0):
+            raise ValueError(f"Tensor {tensor.name} must be a scalar, has shape {tensor.shape}")
+        value = _summary("ScalarSummary", [_tag_const(tag), tensor], {}, scope)
+    _collect(value, collections)
+    return value
+
+
+def histogram(
+    name: str, values: Any, collections: Sequence[str] | None = None, family: str | None = None
+) -> ops_lib.Tensor:
+    """A histogram of all elements of ``values``."""
+    with summary_scope(name, family, values=[values]) as (tag, scope):
+        values = ops_lib.convert_to_tensor(values)
+        value = _summary("HistogramSummary", [_tag_const(tag), values], {}, scope)
+    _collect(value, collections)
+    return value
+
+
+def image(
+    name: str,
+    tensor: Any,
+    max_outputs: int = 3,
+    collections: Sequence[str] | None = None,
+    family: str | None = None,
+) -> ops_lib.Tensor:
+    """PNG images of a [batch, height, width, 1|3|4] tensor (tags ``name/image/k``)."""
+    with summary_scope(name, family, values=[tensor]) as (tag, scope):
+        tensor = ops_lib.convert_to_tensor(tensor)
+        value = _summary(
+            "ImageSummary", [_tag_const(tag), tensor], {"max_images": max_outputs}, scope
+        )
+    _collect(value, collections)
+    return value
+
+
+def audio(
+    name: str,
+    tensor: Any,
+    sample_rate: Any,
+    max_outputs: int = 3,
+    collections: Sequence[str] | None = None,
+    family: str | None = None,
+) -> ops_lib.Tensor:
+    """WAV clips of float audio [batch, frames(, channels)] (tags ``name/audio/k``)."""
+    with summary_scope(name, family, values=[tensor]) as (tag, scope):
+        tensor = ops_lib.convert_to_tensor(tensor, dtype=dtypes.float32)
+        rate = ops_lib.convert_to_tensor(sample_rate, dtype=dtypes.float32, name="sample_rate")
+        value = _summary(
+            "AudioSummaryV2", [_tag_const(tag), tensor, rate], {"max_outputs": max_outputs}, scope
+        )
+    _collect(value, collections)
+    return value
+
+
+def tensor_summary(
+    name: str,
+    tensor: Any,
+    summary_description: str | None = None,
+    collections: Sequence[str] | None = None,
+    summary_metadata: Any = None,
+    family: str | None = None,
+    display_name: str | None = None,
+) -> ops_lib.Tensor:
+    """A summary holding the whole tensor (a ``TensorProto``) and optional plugin metadata."""
+    from nbflow.ops.array_ops import constant
+
+    metadata = protos.SummaryMetadata()
+    if summary_metadata is not None:
+        metadata.CopyFrom(summary_metadata)
+    if display_name:
+        metadata.display_name = display_name
+    if summary_description:
+        metadata.summary_description = summary_description
+    with summary_scope(name, family, values=[tensor]) as (tag, scope):
+        tensor = ops_lib.convert_to_tensor(tensor)
+        serialized = constant(metadata.SerializeToString(), dtype=dtypes.string, name="metadata")
+        value = _summary("TensorSummaryV2", [_tag_const(tag), tensor, serialized], {}, scope)
+    _collect(value, collections)
+    return value
+
+
+def text(name: str, tensor: Any, collections: Sequence[str] | None = None) -> ops_lib.Tensor:
+    """A string tensor shown by TensorBoard's text dashboard (markdown)."""
+    tensor = ops_lib.convert_to_tensor(tensor)
+    if tensor.dtype.base_dtype is not dtypes.string:
+        raise ValueError(f"Expected tensor {tensor.name} to have dtype string, got {tensor.dtype}")
+    metadata = protos.SummaryMetadata(
+        plugin_data=protos.SummaryMetadata.PluginData(plugin_name="text")
+    )
+    return tensor_summary(name, tensor, collections=collections, summary_metadata=metadata)
+
+
+def merge(
+    inputs: Sequence[Any], collections: Sequence[str] | None = None, name: str | None = None
+) -> ops_lib.Tensor:
+    """One summary with the values of all ``inputs`` (serialized Summary string tensors)."""
+    graph = ops_lib.get_default_graph()
+    with ops_lib.name_scope(name, "Merge", inputs):
+        value = graph.create_op("MergeSummary", [list(inputs)], name="MergeSummary").outputs[0]
+    for key in collections or []:
+        ops_lib.add_to_collection(key, value)
+    return value
+
+
+def merge_all(
+    key: str = GraphKeys.SUMMARIES, scope: str | None = None, name: str | None = None
+) -> ops_lib.Tensor | None:
+    """Merge every summary in collection ``key`` (None when it is empty)."""
+    summaries = ops_lib.get_collection(key, scope=scope)
+    if not summaries:
+        return None
+    return merge(summaries, name=name)

@@ -1,0 +1,52 @@
+"""The tf.summary namespace: summary ops, the event FileWriter and a reader of event logs.
+
+tf.summary.scalar("loss", loss)
+merged = tf.summary.merge_all()
+writer = tf.summary.FileWriter("/tmp/run", sess.graph)
+writer.add_summary(sess.run(merged), step)
+"""
+
+from nbflow.framework.protos import (
+    Event,
+    HistogramProto,
+    SessionLog,
+    Summary,
+    SummaryMetadata,
+    TaggedRunMetadata,
+)
+from nbflow.ops.summary_ops import (
+    audio,
+    histogram,
+    image,
+    merge,
+    merge_all,
+    scalar,
+    tensor_summary,
+    text,
+)
+from nbflow.summary import reader
+from nbflow.summary.reader import LogReader, read_logdir, summary_iterator
+from nbflow.summary.writer import FileWriter, FileWriterCache
+
+__all__ = [
+    "Event",
+    "FileWriter",
+    "FileWriterCache",
+    "HistogramProto",
+    "LogReader",
+    "SessionLog",
+    "Summary",
+    "SummaryMetadata",
+    "TaggedRunMetadata",
+    "audio",
+    "histogram",
+    "image",
+    "merge",
+    "merge_all",
+    "read_logdir",
+    "reader",
+    "scalar",
+    "summary_iterator",
+    "tensor_summary",
+    "text",
+]

@@ -1,0 +1,593 @@
+"""``tf.train.Saver``: checkpoints as Save/Restore operations in the graph (OSDI §4.3).
+
+A Saver adds to the graph, under the ``save/`` scope:
+
+    save/filename            the checkpoint prefix to write or read (fed by save() and restore())
+    save/temp_prefix         a fresh temporary directory for one save
+    save/SaveV2[_k]          writes the variables (one op per device when ``sharded=True``)
+    save/Merge               commits: index, fsync, rename to the prefix
+    save/control_dependency  the prefix, once committed (SaverDef.save_tensor_name)
+    save/RestoreV2[_k]       reads the saved tensors; save/Assign_* store them; save/restore_all
+
+``save`` runs the save tensor, then writes the meta graph, then atomically rewrites the text state
+file ``checkpoint`` (TensorFlow's CheckpointState format), then deletes checkpoints beyond
+``max_to_keep``. Each step is atomic on its own, so ``latest_checkpoint`` only ever names a
+complete checkpoint. The on-disk format is described in ``nbflow.ops.io_ops``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import numbers
+import os
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+from collections.abc import Sequence
+
+import numpy as np
+
+from nbflow.framework import ops as ops_lib
+from nbflow.framework.ops import GraphKeys, Operation, Tensor
+from nbflow.ops import array_ops, control_flow_ops, io_ops, state_ops, variables
+
+_log = logging.getLogger("nbflow.train")
+
+
+# --- the checkpoint state file ------------------------------------------------------------------
+@dataclass
+class CheckpointState:
+    """What the ``checkpoint`` file records (TensorFlow's CheckpointState message)."""
+
+    model_checkpoint_path: str = ""
+    all_model_checkpoint_paths: list[str] = field(default_factory=list)
+    all_model_checkpoint_timestamps: list[float] = field(default_factory=list)
+    last_preserved_timestamp: float = 0.0
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _unquote(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text[1:-1])
+
+
+def _state_text(state: CheckpointState) -> str:
+    lines = [f"model_checkpoint_path: {_quote(state.model_checkpoint_path)}"]
+    lines += [f"all_model_checkpoint_paths: {_quote(p)}" for p in state.all_model_checkpoint_paths]
+    lines += [
+        f"all_model_checkpoint_timestamps: {t!r}" for t in state.all_model_checkpoint_timestamps
+    ]
+    if state.last_preserved_timestamp:
+        lines.append(f"last_preserved_timestamp: {state.last_preserved_timestamp!r}")
+    return "\n".join(lines) + "\n"
+
+
+def _parse_state(text: str) -> CheckpointState:
+    state = CheckpointState()
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep or not value:
+            continue
+        if key == "model_checkpoint_path":
+            state.model_checkpoint_path = _unquote(value)
+        elif key == "all_model_checkpoint_paths":
+            state.all_model_checkpoint_paths.append(_unquote(value))
+        elif key == "all_model_checkpoint_timestamps":
+            state.all_model_checkpoint_timestamps.append(float(value))
+        elif key == "last_preserved_timestamp":
+            state.last_preserved_timestamp = float(value)
+    return state
+
+
+def write_atomically(path: str, data: str | bytes) -> None:
+    """Replace ``path`` with ``data``: temporary file, fsync, rename, fsync the directory."""
+    directory = os.path.dirname(os.path.abspath(path))
+    temp = os.path.join(directory, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
+    with open(temp, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(temp, path)
+    io_ops._fsync_dir(directory)
+
+
+def _relative_to(path: str, directory: str) -> str:
+    if os.path.dirname(os.path.abspath(path)) == os.path.abspath(directory):
+        return os.path.basename(path)
+    return path
+
+
+def update_checkpoint_state(
+    save_dir: str,
+    model_checkpoint_path: str,
+    all_model_checkpoint_paths: Sequence[str] | None = None,
+    latest_filename: str | None = None,
+    all_model_checkpoint_timestamps: Sequence[float] | None = None,
+    last_preserved_timestamp: float | None = None,
+) -> None:
+    """Atomically rewrite ``save_dir/checkpoint`` (paths inside ``save_dir`` kept relative)."""
+    paths = list(all_model_checkpoint_paths or [])
+    if not paths or paths[-1] != model_checkpoint_path:
+        paths.append(model_checkpoint_path)
+    state = CheckpointState(
+        _relative_to(model_checkpoint_path, save_dir),
+        [_relative_to(p, save_dir) for p in paths],
+        list(all_model_checkpoint_timestamps or []),
+        last_preserved_timestamp or 0.0,
+    )
+    write_atomically(os.path.join(save_dir, latest_filename or "checkpoint"), _state_text(state))
+
+
+def get_checkpoint_state(
+    checkpoint_dir: str, latest_filename: str | None = None
+) -> CheckpointState | None:
+    """The state file of ``checkpoint_dir`` with paths joined to it, or None if there is none."""
+    path = os.path.join(checkpoint_dir, latest_filename or "checkpoint")
+    try:
+        with open(path) as f:
+            state = _parse_state(f.read())
+    except FileNotFoundError:
+        return None
+    if not state.model_checkpoint_path:
+        raise ValueError(f"Invalid checkpoint state loaded from {checkpoint_dir}")
+
+    def join(p: str) -> str:
+        return p if os.path.isabs(p) else os.path.join(checkpoint_dir, p)
+
+    state.model_checkpoint_path = join(state.model_checkpoint_path)
+    state.all_model_checkpoint_paths = [join(p) for p in state.all_model_checkpoint_paths]
+    return state
+
+
+def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -> str | None:
+    """The prefix of the newest complete checkpoint the state file names, or None.
+
+    >>> latest_checkpoint("/nonexistent") is None
+    True
+    """
+    state = get_checkpoint_state(checkpoint_dir, latest_filename)
+    if state is None:
+        return None
+    candidates = [state.model_checkpoint_path] + state.all_model_checkpoint_paths[::-1]
+    for path in candidates:
+        if io_ops.is_checkpoint(path):
+            return path
+    _log.error("Couldn't match files for checkpoint %s", state.model_checkpoint_path)
+    return None
+
+
+def checkpoint_exists(checkpoint_prefix: str) -> bool:
+    return io_ops.is_checkpoint(checkpoint_prefix)
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes: Sequence[str]) -> list[float]:
+    return [
+        os.path.getmtime(os.path.join(p, io_ops.INDEX))
+        for p in checkpoint_prefixes
+        if io_ops.is_checkpoint(p)
+    ]
+
+
+def remove_checkpoint(checkpoint_prefix: str, meta_graph_suffix: str = "meta") -> None:
+    """Delete a checkpoint directory and its meta graph."""
+    io_ops.remove_path(checkpoint_prefix)
+    io_ops.remove_path(f"{checkpoint_prefix}.{meta_graph_suffix}")
+
+
+# --- meta graphs ------------------------------------------------------------------------------
+def _collection_entry(values: list[Any]) -> dict[str, Any] | None:
+    if all(isinstance(v, variables.Variable) for v in values):
+        return {"variables": [v.to_proto() for v in values]}
+    if all(isinstance(v, (Tensor, Operation)) for v in values):
+        return {"node_list": [v.name for v in values]}
+    if all(isinstance(v, (bytes, str)) for v in values):
+        return {"bytes_list": [v.decode() if isinstance(v, bytes) else v for v in values]}
+    if all(isinstance(v, numbers.Integral) for v in values):
+        return {"int64_list": [int(v) for v in values]}
+    if all(isinstance(v, numbers.Real) for v in values):
+        return {"float_list": [float(v) for v in values]}
+    return None  # Python objects of other libraries are not serialised, as in TensorFlow
+
+
+def export_meta_graph(
+    filename: str | None = None,
+    meta_info_def: dict[str, Any] | None = None,
+    graph_def: dict[str, Any] | None = None,
+    saver_def: dict[str, Any] | None = None,
+    collection_list: Sequence[str] | None = None,
+    as_text: bool = False,
+    graph: ops_lib.Graph | None = None,
+    clear_devices: bool = False,
+    signature_def_map: dict[str, Any] | None = None,
+    **unused: Any,
+) -> dict[str, Any]:
+    """A MetaGraphDef (JSON dict: graph, saver, collections, signatures), written to
+    ``filename`` when given."""
+    graph = graph or ops_lib.get_default_graph()
+    graph_def = graph_def or graph.as_graph_def(add_shapes=True)
+    if clear_devices:
+        graph_def = {**graph_def, "node": [{**n, "device": ""} for n in graph_def["node"]]}
+    collections = {}
+    keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
+    for key in keys:
+        entry = _collection_entry(graph.get_collection(key))
+        if entry is not None:
+            collections[key] = entry
+    meta = {
+        "meta_info_def": {"tensorflow_version": "nbflow", **(meta_info_def or {})},
+        "graph_def": graph_def,
+        "saver_def": saver_def,
+        "collection_def": collections,
+        "signature_def": signature_def_map or {},
+    }
+    if filename:
+        write_atomically(filename, json.dumps(meta))
+    return meta
+
+
+def _variable_from_proto(graph: ops_lib.Graph, proto: dict[str, Any], scope: str) -> Any:
+    """Rebuild a ``tf.Variable`` object around imported ops (VariableDef semantics)."""
+
+    def tensor(key: str) -> Any:
+        name = proto.get(key)
+        return graph.get_tensor_by_name(scope + name) if name else None
+
+    v = variables.Variable.__new__(variables.Variable)
+    v._variable = tensor("variable_name")
+    v._snapshot = tensor("snapshot_name")
+    v._initial_value = tensor("initial_value_name")
+    v._initializer_op = graph.get_operation_by_name(scope + proto["initializer_name"])
+    v._trainable = proto.get("trainable", True)
+    v._constraint = None
+    v._save_slice_info = None
+    v._partition_info = None
+    v._caching_device = None
+    return v
+
+
+def import_meta_graph(
+    meta_graph_or_file: dict[str, Any] | str,
+    clear_devices: bool = False,
+    import_scope: str | None = None,
+    **kwargs: Any,
+) -> Saver | None:
+    """Import a MetaGraphDef into the default graph; returns its Saver (None if it had none)."""
+    from nbflow.framework.graph_def import import_graph_def
+
+    meta = meta_graph_or_file
+    if isinstance(meta, str):
+        with open(meta) as f:
+            meta = json.load(f)
+    graph_def = meta["graph_def"]
+    if clear_devices:
+        graph_def = {**graph_def, "node": [{**n, "device": ""} for n in graph_def["node"]]}
+    graph = ops_lib.get_default_graph()
+    import_graph_def(graph_def, name=import_scope or "")
+    scope = f"{import_scope}/" if import_scope else ""
+    for key, entry in meta.get("collection_def", {}).items():
+        if "variables" in entry:
+            values: list[Any] = [_variable_from_proto(graph, p, scope) for p in entry["variables"]]
+        elif "node_list" in entry:
+            values = [graph.as_graph_element(scope + n) for n in entry["node_list"]]
+        else:
+            values = next(iter(entry.values()))
+        existing = graph.get_collection_ref(key)
+        existing.extend(v for v in values if v not in existing)
+    saver_def = meta.get("saver_def")
+    if not saver_def:
+        return None
+    return Saver(saver_def=_scoped_saver_def(saver_def, scope))
+
+
+def _scoped_saver_def(saver_def: dict[str, Any], scope: str) -> dict[str, Any]:
+    out = dict(saver_def)
+    for key in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
+        out[key] = scope + saver_def[key]
+    return out
+
+
+# --- the Saver --------------------------------------------------------------------------------
+def _var_list_to_dict(var_list: Any) -> dict[str, Any]:
+    if isinstance(var_list, dict):
+        items = list(var_list.items())
+    else:
+        items = []
+        for v in var_list:
+            if not isinstance(v, (variables.Variable, Tensor)):
+                raise TypeError(f"Variable to save is not a Variable: {v!r}")
+            name = v.op.name
+            items.append((name, v))
+    names: dict[str, Any] = {}
+    for name, v in items:
+        if not isinstance(v, (variables.Variable, Tensor)):
+            raise TypeError(f"Variable to save is not a Variable or Tensor: {v!r}")
+        if name in names:
+            raise ValueError(f"At least two variables have the same name: {name}")
+        names[name] = v
+    return names
+
+
+class Saver:
+    """Saves and restores variables through Save/Restore ops in the graph.
+
+    saver = tf.train.Saver(max_to_keep=3)
+    saver.save(sess, "/tmp/run/model.ckpt", global_step=100)  # -> "/tmp/run/model.ckpt-100"
+    saver.restore(sess, tf.train.latest_checkpoint("/tmp/run"))
+    """
+
+    def __init__(
+        self,
+        var_list: Any = None,
+        reshape: bool = False,
+        sharded: bool = False,
+        max_to_keep: int | None = 5,
+        keep_checkpoint_every_n_hours: float = 10000.0,
+        name: str | None = None,
+        restore_sequentially: bool = False,
+        saver_def: dict[str, Any] | None = None,
+        builder: Any = None,
+        defer_build: bool = False,
+        allow_empty: bool = False,
+        write_version: int = 2,
+        pad_step_number: bool = False,
+        save_relative_paths: bool = False,
+        filename: str | None = None,
+        sync: bool = True,
+    ):
+        self._var_list = var_list
+        self._sharded = sharded
+        self._max_to_keep = max_to_keep
+        self._keep_hours = keep_checkpoint_every_n_hours
+        self._name = name
+        self._allow_empty = allow_empty
+        self._pad_step_number = pad_step_number
+        self._filename = filename
+        self._sync = sync
+        self.saver_def: dict[str, Any] | None = saver_def
+        self._last_checkpoints: list[tuple[str, float]] = []
+        self._checkpoints_to_be_deleted: list[tuple[str, float]] = []
+        self._next_checkpoint_time = time.time() + keep_checkpoint_every_n_hours * 3600
+        self._is_empty = False
+        self._graph = ops_lib.get_default_graph()
+        if saver_def is not None:
+            self._max_to_keep = saver_def.get("max_to_keep", max_to_keep)
+            self._keep_hours = saver_def.get("keep_checkpoint_every_n_hours", self._keep_hours)
+        elif not defer_build:
+            self.build()
+
+    # --- graph construction ---------------------------------------------------------------------
+    def build(self) -> None:
+        if self.saver_def is not None or self._is_empty:
+            return
+        var_list = self._var_list
+        if var_list is None:
+            var_list = variables.global_variables() + ops_lib.get_collection(
+                GraphKeys.SAVEABLE_OBJECTS
+            )
+        if not var_list:
+            if self._allow_empty:
+                self._is_empty = True
+                return
+            raise ValueError("No variables to save")
+        entries = _var_list_to_dict(var_list)
+        graph = self._graph
+        with graph.as_default(), ops_lib.name_scope(self._name, "save") as scope:
+            filename = array_ops.placeholder_with_default(
+                array_ops.constant(self._filename or "model", dtype="string"),
+                shape=[],
+                name="filename",
+            )
+            groups = self._groups(entries)
+            temp = io_ops.checkpoint_temp_prefix(filename)
+            saves = []
+            for k, (device, names) in enumerate(groups):
+                with ops_lib.device(device or None):
+                    saves.append(
+                        io_ops.save_v2(
+                            temp,
+                            names,
+                            [entries[n] for n in names],
+                            shard=k if self._sharded else -1,
+                            sync=self._sync,
+                        )
+                    )
+            with ops_lib.control_dependencies(saves):
+                merge = io_ops.merge_v2_checkpoints(
+                    temp, filename, num_shards=len(groups), sync=self._sync
+                )
+            with ops_lib.control_dependencies([merge]):
+                save_tensor = array_ops.identity(filename, name="control_dependency")
+            shard_ops = []
+            for device, names in groups:
+                with ops_lib.device(device or None):
+                    restorable = [n for n in names if isinstance(entries[n], variables.Variable)]
+                    if not restorable:
+                        continue
+                    vs = [entries[n] for n in restorable]
+                    tensors = io_ops.restore_v2(
+                        filename,
+                        restorable,
+                        [v.dtype.base_dtype for v in vs],
+                        [v.shape for v in vs],
+                    )
+                    assigns = [
+                        state_ops.assign(v, t, validate_shape=v.shape.is_fully_defined())
+                        for v, t in zip(vs, tensors)
+                    ]
+                    shard_ops.append(control_flow_ops.group(*assigns, name="restore_shard"))
+            restore_op = control_flow_ops.group(*shard_ops, name="restore_all")
+        self.saver_def = {
+            "filename_tensor_name": filename.name,
+            "save_tensor_name": save_tensor.name,
+            "restore_op_name": restore_op.name,
+            "max_to_keep": self._max_to_keep,
+            "sharded": self._sharded,
+            "keep_checkpoint_every_n_hours": self._keep_hours,
+            "version": 2,
+            "scope": scope,
+        }
+        if self not in graph.get_collection(GraphKeys.SAVERS):
+            graph.add_to_collection(GraphKeys.SAVERS, self)
+
+    def _groups(self, entries: dict[str, Any]) -> list[tuple[str, list[str]]]:
+        """(device, tensor names) per Save op: one per device when sharded, else one in all."""
+        if not self._sharded:
+            return [("", list(entries))]
+        by_device: dict[str, list[str]] = {}
+        for name, v in entries.items():
+            by_device.setdefault(v.device, []).append(name)
+        return sorted(by_device.items())
+
+    def as_saver_def(self) -> dict[str, Any] | None:
+        return self.saver_def
+
+    def to_proto(self, export_scope: str | None = None) -> dict[str, Any] | None:
+        return self.saver_def
+
+    @staticmethod
+    def from_proto(saver_def: dict[str, Any], import_scope: str | None = None) -> Saver:
+        scope = f"{import_scope}/" if import_scope else ""
+        return Saver(saver_def=_scoped_saver_def(saver_def, scope))
+
+    # --- the checkpoints this saver keeps -----------------------------------------------------
+    @property
+    def last_checkpoints(self) -> list[str]:
+        return [p for p, _ in self._last_checkpoints]
+
+    def set_last_checkpoints(self, last_checkpoints: list[str]) -> None:
+        self._last_checkpoints = [(p, 0.0) for p in last_checkpoints]
+
+    def set_last_checkpoints_with_time(self, last_checkpoints_with_time: list) -> None:
+        self._last_checkpoints = list(last_checkpoints_with_time)
+
+    def recover_last_checkpoints(self, checkpoint_paths: list[str]) -> None:
+        """Adopt existing checkpoints (e.g. after a restart) so max_to_keep applies to them."""
+        paths = [p for p in checkpoint_paths if io_ops.is_checkpoint(p)]
+        mtimes = get_checkpoint_mtimes(paths)
+        self.set_last_checkpoints_with_time(list(zip(paths, mtimes)))
+
+    def _record_last_checkpoint(self, path: str) -> None:
+        if not self._max_to_keep:
+            return
+        self._last_checkpoints = [c for c in self._last_checkpoints if c[0] != path]
+        self._last_checkpoints.append((path, time.time()))
+        while len(self._last_checkpoints) > self._max_to_keep:
+            self._checkpoints_to_be_deleted.append(self._last_checkpoints.pop(0))
+
+    def _maybe_delete_old_checkpoints(self, meta_graph_suffix: str) -> None:
+        while self._checkpoints_to_be_deleted:
+            path, stamp = self._checkpoints_to_be_deleted.pop(0)
+            if stamp > self._next_checkpoint_time:  # keep one every n hours
+                self._next_checkpoint_time += self._keep_hours * 3600
+                continue
+            remove_checkpoint(path, meta_graph_suffix)
+
+    # --- save and restore ---------------------------------------------------------------------
+    def save(
+        self,
+        sess: Any,
+        save_path: str,
+        global_step: Any = None,
+        latest_filename: str | None = None,
+        meta_graph_suffix: str = "meta",
+        write_meta_graph: bool = True,
+        write_state: bool = True,
+        strip_default_attrs: bool = False,
+        save_debug_info: bool = False,
+    ) -> str | None:
+        """Save the variables to ``save_path[-global_step]``; returns that checkpoint prefix."""
+        if self._is_empty:
+            return None
+        if self.saver_def is None:
+            raise RuntimeError("`build()` should be called before save if defer_build==True")
+        latest_filename = latest_filename or "checkpoint"
+        if os.path.split(latest_filename)[0]:
+            raise ValueError("'latest_filename' must not contain path components")
+        if global_step is not None:
+            if not isinstance(global_step, numbers.Number):
+                global_step = sess.run(global_step)
+            step = int(np.asarray(global_step))
+            checkpoint_file = (
+                f"{save_path}-{step:08d}" if self._pad_step_number else (f"{save_path}-{step}")
+            )
+        else:
+            checkpoint_file = save_path
+            if os.path.basename(save_path) == latest_filename:
+                raise ValueError(
+                    f"'latest_filename' collides with 'save_path': '{latest_filename}' and "
+                    f"'{save_path}'"
+                )
+        save_dir = os.path.dirname(os.path.abspath(save_path))
+        if not os.path.isdir(save_dir):
+            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+        io_ops.cleanup_temp_dirs(save_path)
+        sd = self.saver_def
+        result = sess.run(sd["save_tensor_name"], {sd["filename_tensor_name"]: checkpoint_file})
+        model_checkpoint_path = io_ops._as_str(result)
+        if write_meta_graph:
+            self.export_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}", graph=sess.graph)
+        if write_state:
+            self._record_last_checkpoint(model_checkpoint_path)
+            update_checkpoint_state(
+                save_dir,
+                model_checkpoint_path,
+                self.last_checkpoints,
+                latest_filename,
+                [t for _, t in self._last_checkpoints],
+            )
+            self._maybe_delete_old_checkpoints(meta_graph_suffix)
+        return model_checkpoint_path
+
+    def restore(self, sess: Any, save_path: str | None) -> None:
+        """Run the restore ops: every saved variable gets the value stored in ``save_path``."""
+        if self._is_empty:
+            return
+        if save_path is None:
+            raise ValueError("Can't load save_path when it is None.")
+        if not io_ops.is_checkpoint(save_path):
+            raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
+        sd = self.saver_def
+        sess.run(sd["restore_op_name"], {sd["filename_tensor_name"]: save_path})
+
+    def export_meta_graph(
+        self,
+        filename: str | None = None,
+        collection_list: Sequence[str] | None = None,
+        as_text: bool = False,
+        export_scope: str | None = None,
+        clear_devices: bool = False,
+        clear_extraneous_savers: bool = False,
+        strip_default_attrs: bool = False,
+        save_debug_info: bool = False,
+        graph: ops_lib.Graph | None = None,
+    ) -> dict[str, Any]:
+        graph = graph or self._graph
+        keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
+        # Exporting a graph whose constants hold large arrays is costly; a training loop saves
+        # the same graph again and again, so the serialised meta graph is reused until the
+        # graph or its collections change.
+        key = (
+            id(graph),
+            graph.version,
+            graph._mutation_version,
+            clear_devices,
+            tuple((k, len(graph.get_collection(k))) for k in keys),
+        )
+        cached = getattr(self, "_meta_graph_cache", None)
+        if cached is None or cached[0] != key:
+            meta = export_meta_graph(
+                saver_def=self.saver_def,
+                collection_list=collection_list,
+                graph=graph,
+                clear_devices=clear_devices,
+            )
+            cached = self._meta_graph_cache = (key, meta, json.dumps(meta))
+        if filename:
+            write_atomically(filename, cached[2])
+        return cached[1]

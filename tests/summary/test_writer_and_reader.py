@@ -1,0 +1,137 @@
+"""FileWriter writes TFRecord-framed Event files; the reader reads runs back and tails them."""
+
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import nbflow as tf
+from nbflow.framework import protos
+from nbflow.summary import records
+from nbflow.summary.reader import EventFileReader, LogReader
+
+
+def _event_files(directory):
+    return sorted(os.path.join(directory, f) for f in os.listdir(directory) if "tfevents" in f)
+
+
+def test_records_use_masked_crc32c_framing():
+    data = b"hello"
+    record = records.encode_record(data)
+    length, length_crc = struct.unpack("<QI", record[:12])
+    assert length == 5 and record[12:17] == data
+    assert length_crc == records.masked_crc32c(record[:8])
+    assert records.masked_crc32c(b"") == 0xA282EAD8 + 0  # crc32c("") is 0: only the mask delta
+
+
+def test_writer_round_trip_of_summaries_graph_and_session_log(tmp_path):
+    x = tf.placeholder(tf.float32, [], name="x")
+    merged = tf.summary.merge([tf.summary.scalar("loss", x), tf.summary.histogram("h", x)])
+    with tf.Session() as sess, tf.summary.FileWriter(str(tmp_path / "train"), sess.graph) as writer:
+        for step in range(5):
+            writer.add_summary(sess.run(merged, {x: step * 0.5}), global_step=step)
+        writer.add_session_log(protos.SessionLog(status=protos.SessionLog.CHECKPOINT), 4)
+    (path,) = _event_files(tmp_path / "train")
+    assert os.path.basename(path).startswith("events.out.tfevents.")
+    events = list(tf.summary.summary_iterator(path))
+    assert events[0].file_version == "brain.Event:2"
+    assert events[1].WhichOneof("what") == "graph_def"
+    graph = protos.GraphDef.FromString(events[1].graph_def)
+    assert {"x", "loss", "h"} <= {n.name for n in graph.node}
+    reader = tf.summary.read_logdir(str(tmp_path))
+    assert reader.runs() == ["train"]
+    loss = reader.scalars("train")["loss"]
+    np.testing.assert_array_equal(loss.steps, np.arange(5))
+    np.testing.assert_allclose(loss.values, np.arange(5) * 0.5)
+    assert loss.wall_times.dtype == np.float64 and len(reader.histograms("train")["h"]) == 5
+    assert {n["name"] for n in reader.graph("train")["node"]} >= {"x", "loss"}
+
+
+def test_reader_reads_several_runs_images_and_text(tmp_path):
+    img = tf.summary.image("pic", tf.constant(np.ones((1, 2, 3, 3), np.float32)), max_outputs=1)
+    txt = tf.summary.text("note", tf.constant("hi"))
+    with tf.Session() as sess:
+        for run in ("a", "b/c"):
+            with tf.summary.FileWriter(str(tmp_path / run)) as writer:
+                writer.add_summary(sess.run(img), 1)
+                writer.add_summary(sess.run(txt), 2)
+    reader = tf.summary.read_logdir(str(tmp_path))
+    assert reader.runs() == ["a", "b/c"]
+    (image,) = reader.images("b/c")["pic/image"]
+    assert image.png.startswith(b"\x89PNG") and (image.width, image.height) == (3, 2)
+    assert reader.text("a") == {"note": [(2, "hi")]}
+
+
+def test_reader_tails_a_file_being_written_including_half_records(tmp_path):
+    writer = tf.summary.FileWriter(str(tmp_path), flush_secs=3600)
+    reader = LogReader(str(tmp_path))
+    for step in range(3):
+        writer.add_summary(
+            protos.Summary(value=[protos.Summary.Value(tag="s", simple_value=step)]), step
+        )
+    writer.flush()
+    assert reader.reload() == ["."]
+    assert list(reader.scalars(".")["s"].steps) == [0, 1, 2]
+    assert reader.reload() == []  # nothing new
+    (path,) = _event_files(tmp_path)
+    record = records.encode_record(
+        protos.Event(
+            step=3, summary=protos.Summary(value=[protos.Summary.Value(tag="s", simple_value=3)])
+        ).SerializeToString()
+    )
+    writer.close()
+    with open(path, "ab") as f:  # a record whose writer has not finished it yet
+        f.write(record[:10])
+    assert reader.reload() == []
+    with open(path, "ab") as f:
+        f.write(record[10:])
+    assert reader.reload() == ["."]
+    assert list(reader.scalars(".")["s"].values) == [0, 1, 2, 3]
+
+
+def test_corrupt_record_raises_data_loss(tmp_path):
+    path = tmp_path / "events.out.tfevents.1.host"
+    record = bytearray(records.encode_record(b"payload"))
+    record[13] ^= 0xFF
+    path.write_bytes(bytes(record))
+    with pytest.raises(records.DataLossError, match="data checksum"):
+        EventFileReader(str(path)).read()
+
+
+def test_close_reopen_and_background_flush(tmp_path):
+    writer = tf.summary.FileWriter(str(tmp_path), max_queue=2, flush_secs=0.05)
+    writer.add_summary(protos.Summary(value=[protos.Summary.Value(tag="s", simple_value=1.0)]), 1)
+    reader = LogReader(str(tmp_path))
+    deadline = __import__("time").monotonic() + 10
+    while "." not in reader.runs() or "s" not in reader.scalars("."):
+        reader.reload()  # the background thread flushes without being asked
+        assert __import__("time").monotonic() < deadline
+    writer.close()
+    writer.add_summary(b"", 2)  # ignored while closed, as in TensorFlow
+    writer.reopen()
+    writer.add_summary(protos.Summary(value=[protos.Summary.Value(tag="s", simple_value=2.0)]), 2)
+    writer.close()
+    assert len(_event_files(tmp_path)) == 2
+    reader.reload()
+    assert list(reader.scalars(".")["s"].values) == [1.0, 2.0]
+
+
+def test_run_metadata_tags_are_unique_and_readable(tmp_path):
+    metadata = tf.RunMetadata()
+    metadata.partition_graphs = [tf.get_default_graph().as_graph_def()]
+    with tf.summary.FileWriter(str(tmp_path)) as writer:
+        writer.add_run_metadata(metadata, "step1", global_step=1)
+        with pytest.raises(ValueError, match="already used"):
+            writer.add_run_metadata(metadata, "step1")
+    reader = tf.summary.read_logdir(str(tmp_path))
+    assert reader.tags(".")["run_metadata"] == ["step1"]
+    protos.RunMetadata.FromString(reader.run(".").run_metadata["step1"])
+
+
+def test_file_writer_cache_shares_one_writer_per_directory(tmp_path):
+    a = tf.summary.FileWriterCache.get(str(tmp_path))
+    assert tf.summary.FileWriterCache.get(str(tmp_path) + "/") is a
+    tf.summary.FileWriterCache.clear()
+    assert tf.summary.FileWriterCache.get(str(tmp_path)) is not a
+    tf.summary.FileWriterCache.clear()

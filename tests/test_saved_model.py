@@ -1,0 +1,104 @@
+"""Export for inference: SavedModel in a fresh process, and freezing variables to constants."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import nbflow as tf
+
+
+def _model(rng):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    w = tf.Variable(rng.standard_normal((3, 2)).astype(np.float32), name="dense/w")
+    b = tf.Variable(rng.standard_normal(2).astype(np.float32), name="dense/b")
+    y = tf.add(tf.matmul(x, w), b, name="y")
+    return x, y
+
+
+_SERVE = """
+import json, sys
+import numpy as np
+import nbflow as tf
+export_dir, inputs = sys.argv[1], np.array(json.loads(sys.argv[2]), np.float32)
+with tf.Session(graph=tf.Graph()) as sess:
+    meta = tf.saved_model.loader.load(sess, [tf.saved_model.tag_constants.SERVING], export_dir)
+    sig = meta["signature_def"][tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY]
+    out = sess.run(sig["outputs"]["y"]["name"], {sig["inputs"]["x"]["name"]: inputs})
+print(json.dumps(out.tolist()))
+"""
+
+
+def test_simple_save_then_load_in_a_fresh_process_serves_the_same_predictions(tmp_path, rng):
+    x, y = _model(rng)
+    batch = rng.standard_normal((4, 3)).astype(np.float32)
+    export_dir = str(tmp_path / "export")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        expected = sess.run(y, {x: batch})
+        assert tf.saved_model.simple_save(sess, export_dir, {"x": x}, {"y": y}) == export_dir
+    assert sorted(os.listdir(export_dir)) == ["saved_model.json", "variables"]
+    with open(os.path.join(export_dir, "saved_model.json")) as f:
+        sig = json.load(f)["meta_graphs"][0]["signature_def"]["serving_default"]
+    assert sig["inputs"]["x"] == {"name": "x:0", "dtype": "float32", "tensor_shape": [-1, 3]}
+    result = subprocess.run(
+        [sys.executable, "-c", _SERVE, export_dir, json.dumps(batch.tolist())],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    np.testing.assert_allclose(np.array(json.loads(result.stdout)), expected, rtol=1e-6)
+
+
+def test_builder_refuses_a_non_empty_directory_and_unknown_tags(tmp_path, rng):
+    x, y = _model(rng)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "file").write_text("x")
+    with pytest.raises(AssertionError, match="already exists"):
+        tf.saved_model.builder.SavedModelBuilder(str(tmp_path / "full"))
+    builder = tf.saved_model.builder.SavedModelBuilder(str(tmp_path / "m"))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        builder.add_meta_graph_and_variables(sess, ["train"])
+        with pytest.raises(AssertionError, match="already been saved"):
+            builder.add_meta_graph_and_variables(sess, ["train"])
+    builder.add_meta_graph(["serve", "gpu"])
+    builder.save()
+    assert tf.saved_model.loader.maybe_saved_model_directory(str(tmp_path / "m"))
+    with tf.Session(graph=tf.Graph()) as sess:
+        with pytest.raises(RuntimeError, match="could not be found"):
+            tf.saved_model.loader.load(sess, ["serve"], str(tmp_path / "m"))
+        meta = tf.saved_model.loader.load(sess, ["gpu", "serve"], str(tmp_path / "m"))
+        assert meta["meta_info_def"]["tags"] == ["serve", "gpu"]
+
+
+def test_freezing_replaces_variables_by_constants_with_their_values(rng):
+    x, y = _model(rng)
+    batch = rng.standard_normal((2, 3)).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        expected = sess.run(y, {x: batch})
+        frozen = tf.graph_util.convert_variables_to_constants(sess, sess.graph_def, ["y"])
+    ops = {n["name"]: n["op"] for n in frozen["node"]}
+    assert ops["dense/w"] == "Const" and "VariableV2" not in ops.values()
+    assert not any(op == "Assign" for op in ops.values())  # initializers were pruned
+    with tf.Graph().as_default():
+        (out,) = tf.import_graph_def(
+            json.loads(json.dumps(frozen)), return_elements=["y:0"], name=""
+        )
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(out, {"x:0": batch}), expected)
+
+
+def test_remove_training_nodes_and_extract_sub_graph(rng):
+    x, y = _model(rng)
+    tf.identity(y, name="extra")
+    graph_def = tf.get_default_graph().as_graph_def()
+    sub = tf.graph_util.extract_sub_graph(graph_def, ["y"])
+    assert "extra" not in {n["name"] for n in sub["node"]}
+    stripped = tf.graph_util.remove_training_nodes(sub)
+    names = {n["name"] for n in stripped["node"]}
+    assert "dense/w/read" not in names and "y" in names
