@@ -37,6 +37,9 @@ class Variable:
         aggregation: Any = None,
         shape: Any = None,
     ):
+        if variable_def is not None:
+            self._init_from_proto(variable_def, import_scope)
+            return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         graph = ops_lib.get_default_graph()
@@ -83,6 +86,27 @@ class Variable:
         for key in collections:
             graph.add_to_collection(key, self)
         self._caching_device = caching_device
+
+    def _init_from_proto(self, variable_def: dict[str, Any], import_scope: str | None) -> None:
+        """Wrap a variable's existing ops (after import_meta_graph) as in ``to_proto``."""
+        graph = ops_lib.get_default_graph()
+        prefix = f"{import_scope}/" if import_scope else ""
+
+        def tensor(key: str) -> ops_lib.Tensor | None:
+            name = variable_def.get(key)
+            return graph.get_tensor_by_name(prefix + name) if name else None
+
+        self._variable = tensor("variable_name")
+        self._snapshot = tensor("snapshot_name")
+        self._initial_value = tensor("initial_value_name")
+        self._initializer_op = graph.get_operation_by_name(
+            prefix + variable_def["initializer_name"]
+        )
+        self._trainable = variable_def.get("trainable", True)
+        self._constraint = None
+        self._save_slice_info = None
+        self._partition_info = None
+        self._caching_device = None
 
     # --- identity -------------------------------------------------------------------------------
     @property

@@ -233,22 +233,8 @@ def export_meta_graph(
 
 def _variable_from_proto(graph: ops_lib.Graph, proto: dict[str, Any], scope: str) -> Any:
     """Rebuild a ``tf.Variable`` object around imported ops (VariableDef semantics)."""
-
-    def tensor(key: str) -> Any:
-        name = proto.get(key)
-        return graph.get_tensor_by_name(scope + name) if name else None
-
-    v = variables.Variable.__new__(variables.Variable)
-    v._variable = tensor("variable_name")
-    v._snapshot = tensor("snapshot_name")
-    v._initial_value = tensor("initial_value_name")
-    v._initializer_op = graph.get_operation_by_name(scope + proto["initializer_name"])
-    v._trainable = proto.get("trainable", True)
-    v._constraint = None
-    v._save_slice_info = None
-    v._partition_info = None
-    v._caching_device = None
-    return v
+    with graph.as_default():
+        return variables.Variable(variable_def=proto, import_scope=scope.rstrip("/") or None)
 
 
 def import_meta_graph(
