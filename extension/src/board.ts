@@ -1,0 +1,291 @@
+/**
+ * The nbflow Board panel: a log directory's runs as tabs Graph, Scalars, Histograms, Images
+ * and Timeline, polled live. Data arrives incrementally: each series remembers the offset to
+ * ask from, so a poll transfers only the points written since the last one.
+ */
+import { Widget } from '@lumino/widgets';
+
+import { BoardApi, RunInfo } from './api';
+import { BookkeepingRules } from './model/graph';
+import { ScalarSeries, appendReply, emptySeries } from './model/series';
+import { opTimes } from './model/trace';
+import { GraphView } from './views/graphView';
+import { HistogramSeries, HistogramsView } from './views/histogramsView';
+import { ImageSeries, ImagesView } from './views/imagesView';
+import { ScalarsView } from './views/scalarsView';
+import { TimelineView } from './views/timelineView';
+import { html } from './views/dom';
+
+export const TABS = ['Graph', 'Scalars', 'Histograms', 'Images', 'Timeline'] as const;
+export type Tab = (typeof TABS)[number];
+
+export interface BoardOptions {
+  logdir: string;
+  bookkeeping?: Partial<BookkeepingRules>;
+  pollMillis?: number;
+}
+
+const key = (run: string, tag: string): string => `${run}\u0000${tag}`;
+
+export class BoardPanel extends Widget {
+  logdir: string;
+  private api: BoardApi;
+  private runs: RunInfo[] = [];
+  private scalars = new Map<string, ScalarSeries>();
+  private histograms = new Map<string, HistogramSeries>();
+  private images = new Map<string, ImageSeries>();
+  private graphRun = '';
+  private graphLoaded = '';
+  private traceLoaded = '';
+
+  private timer: number | undefined;
+  private polling = false;
+  private live = true;
+  private pollMillis: number;
+  private statusEl: HTMLElement;
+  private logdirInput: HTMLInputElement;
+  private runSelect: HTMLSelectElement;
+  private views: Record<Tab, HTMLElement>;
+  private tabButtons = new Map<Tab, HTMLElement>();
+  readonly graphView: GraphView;
+  readonly scalarsView = new ScalarsView();
+  readonly histogramsView = new HistogramsView();
+  readonly imagesView: ImagesView;
+  readonly timelineView = new TimelineView();
+
+  constructor(options: BoardOptions) {
+    super();
+    this.logdir = options.logdir;
+    this.api = new BoardApi(this.logdir);
+    this.pollMillis = options.pollMillis ?? 2000;
+    this.addClass('nbflow-board');
+    this.id = `nbflow-board-${encodeURIComponent(this.logdir)}`;
+    this.title.label = `Board: ${this.logdir}`;
+    this.title.caption = `nbflow Board on ${this.logdir}`;
+    this.title.closable = true;
+    this.graphView = new GraphView(options.bookkeeping);
+    this.imagesView = new ImagesView((run, tag, index) => this.api.imageBlob(run, tag, index));
+
+    const header = html('div', { class: 'nbflow-header' }, this.node);
+    html('span', { class: 'nbflow-brand' }, header, 'nbflow Board');
+    this.logdirInput = html('input', { class: 'nbflow-logdir', value: this.logdir, title: 'Log directory, relative to the server root' }, header);
+    this.logdirInput.addEventListener('change', () => this.setLogdir(this.logdirInput.value));
+    const liveLabel = html('label', { class: 'nbflow-live' }, header);
+    const liveBox = html('input', { type: 'checkbox' }, liveLabel);
+    liveBox.checked = true;
+    liveLabel.append(' live');
+    liveBox.addEventListener('change', () => {
+      this.live = liveBox.checked;
+      this.schedule();
+    });
+    const refresh = html('button', { class: 'nbflow-button' }, header, 'Refresh');
+    refresh.addEventListener('click', () => void this.poll());
+    const tabs = html('div', { class: 'nbflow-tabs' }, header);
+    for (const t of TABS) {
+      const b = html('button', { class: 'nbflow-tab', 'data-tab': t }, tabs, t);
+      b.addEventListener('click', () => this.showTab(t));
+      this.tabButtons.set(t, b);
+    }
+    this.statusEl = html('span', { class: 'nbflow-status nbflow-board-status' }, header);
+
+    const graphTab = html('div', { class: 'nbflow-view' });
+    const graphBar = html('div', { class: 'nbflow-toolbar' }, graphTab);
+    html('label', {}, graphBar, 'Run');
+    this.runSelect = html('select', { class: 'nbflow-run-select' }, graphBar);
+    this.runSelect.addEventListener('change', () => {
+      this.graphRun = this.runSelect.value;
+      void this.loadGraph();
+    });
+    graphTab.appendChild(this.graphView.node);
+    this.views = {
+      Graph: graphTab,
+      Scalars: this.scalarsView.node,
+      Histograms: this.histogramsView.node,
+      Images: this.imagesView.node,
+      Timeline: this.timelineView.node
+    };
+    const body = html('div', { class: 'nbflow-body' }, this.node);
+    for (const t of TABS) {
+      this.views[t].classList.add('nbflow-view');
+      this.views[t].dataset.view = t;
+      body.appendChild(this.views[t]);
+    }
+    this.timelineView.select.addEventListener('change', () => void this.loadTrace(this.timelineView.select.value));
+    this.showTab('Graph');
+    void this.poll();
+  }
+
+  /** Switch the board to another log directory, dropping everything loaded so far. */
+  setLogdir(logdir: string): void {
+    this.logdir = logdir;
+    this.logdirInput.value = logdir;
+    this.api = new BoardApi(logdir);
+    this.title.label = `Board: ${logdir}`;
+    this.runs = [];
+    this.scalars.clear();
+    this.histograms.clear();
+    this.images.clear();
+    this.graphLoaded = this.traceLoaded = this.graphRun = '';
+    void this.poll();
+  }
+
+  setBookkeeping(rules: Partial<BookkeepingRules>): void {
+    this.graphView.setRules(rules);
+  }
+
+  showTab(tab: Tab): void {
+    this.node.dataset.tab = tab;
+    for (const t of TABS) {
+      this.views[t].style.display = t === tab ? '' : 'none';
+      this.tabButtons.get(t)!.classList.toggle('nbflow-tab-active', t === tab);
+    }
+    if (tab === 'Graph') {
+      requestAnimationFrame(() => this.graphView.fit());
+    }
+  }
+
+  protected onBeforeDetach(): void {
+    window.clearTimeout(this.timer);
+  }
+
+  dispose(): void {
+    window.clearTimeout(this.timer);
+    super.dispose();
+  }
+
+  private schedule(): void {
+    window.clearTimeout(this.timer);
+    if (this.live && !this.isDisposed) {
+      this.timer = window.setTimeout(() => void this.poll(), this.pollMillis);
+    }
+  }
+
+  /** One round of incremental updates for everything the log directory holds. */
+  async poll(): Promise<void> {
+    if (this.polling || this.isDisposed) {
+      return;
+    }
+    this.polling = true;
+    const api = this.api;
+    try {
+      const { runs } = await api.runs();
+      if (api !== this.api) {
+        return;
+      }
+      this.runs = runs;
+      await Promise.all([this.pollScalars(api), this.pollHistograms(api), this.pollImages(api)]);
+      this.updateRunSelect();
+      if (this.graphRun && this.graphLoaded !== this.graphRun) {
+        await this.loadGraph();
+      }
+      const traces = runs.flatMap(r => r.tags.traces.map(t => `${r.name}/${t}`));
+      this.timelineView.setTraceOptions(traces);
+      if (traces.length && !this.traceLoaded) {
+        const preferred = traces.find(t => t.startsWith(`${this.graphRun}/`)) ?? traces[0];
+        await this.loadTrace(preferred);
+      }
+      const points = [...this.scalars.values()].reduce((n, s) => n + s.steps.length, 0);
+      this.statusEl.textContent = `${runs.length} run(s) · ${points} scalar points · ${new Date().toLocaleTimeString()}`;
+      this.node.dataset.polls = String(Number(this.node.dataset.polls ?? 0) + 1);
+    } catch (err) {
+      this.statusEl.textContent = String((err as Error).message ?? err);
+    } finally {
+      this.polling = false;
+      this.schedule();
+    }
+  }
+
+  private async pollScalars(api: BoardApi): Promise<void> {
+    let changed = false;
+    await Promise.all(
+      this.runs.flatMap(r =>
+        r.tags.scalars.map(async tag => {
+          const s = this.scalars.get(key(r.name, tag)) ?? emptySeries(r.name, tag);
+          const reply = await api.scalars(r.name, tag, s.nextOffset);
+          if (reply.steps.length || !this.scalars.has(key(r.name, tag))) {
+            this.scalars.set(key(r.name, tag), appendReply(s, reply));
+            changed = true;
+          }
+        })
+      )
+    );
+    if (changed) {
+      this.scalarsView.setData([...this.scalars.values()], this.runs.map(r => r.name));
+    }
+  }
+
+  private async pollHistograms(api: BoardApi): Promise<void> {
+    let changed = false;
+    await Promise.all(
+      this.runs.flatMap(r =>
+        r.tags.histograms.map(async tag => {
+          const k = key(r.name, tag);
+          const known = this.histograms.get(k);
+          const reply = await api.histograms(r.name, tag, known?.nextOffset ?? 0);
+          // a reply from offset 0 to a series that had points: the run restarted, start over
+          const s = known && reply.offset !== 0 ? known : { run: r.name, tag, steps: [], values: [], nextOffset: 0 };
+          if (reply.offset === s.nextOffset && (reply.steps.length || s !== known)) {
+            this.histograms.set(k, { ...s, steps: s.steps.concat(reply.steps), values: s.values.concat(reply.values), nextOffset: reply.next_offset });
+            changed = true;
+          }
+        })
+      )
+    );
+    if (changed) {
+      this.histogramsView.setData([...this.histograms.values()]);
+    }
+  }
+
+  private async pollImages(api: BoardApi): Promise<void> {
+    await Promise.all(
+      this.runs.flatMap(r =>
+        r.tags.images.map(async tag => {
+          const k = key(r.name, tag);
+          const known = this.images.get(k);
+          const reply = await api.images(r.name, tag, known?.nextOffset ?? 0);
+          // a reply from offset 0 to a series that had points: the run restarted, start over
+          const s = known && reply.offset !== 0 ? known : { run: r.name, tag, steps: [], values: [], nextOffset: 0 };
+          if (reply.offset === s.nextOffset) {
+            this.images.set(k, { ...s, steps: s.steps.concat(reply.steps), values: s.values.concat(reply.values), nextOffset: reply.next_offset });
+          }
+        })
+      )
+    );
+    this.imagesView.setData([...this.images.values()]);
+  }
+
+  private updateRunSelect(): void {
+    const withGraph = this.runs.filter(r => r.tags.graph).map(r => r.name);
+    const current = [...this.runSelect.options].map(o => o.value);
+    if (current.join('\n') !== withGraph.join('\n')) {
+      this.runSelect.textContent = '';
+      for (const r of withGraph) {
+        html('option', { value: r }, this.runSelect, r);
+      }
+    }
+    if (!withGraph.includes(this.graphRun)) {
+      this.graphRun = withGraph[0] ?? '';
+    }
+    this.runSelect.value = this.graphRun;
+  }
+
+  private async loadGraph(): Promise<void> {
+    const run = this.graphRun;
+    if (!run) {
+      return;
+    }
+    this.graphLoaded = run;
+    this.graphView.setGraphDef(await this.api.graph(run));
+  }
+
+  private async loadTrace(option: string): Promise<void> {
+    const slash = option.lastIndexOf('/');
+    const run = option.slice(0, slash);
+    const name = option.slice(slash + 1);
+    this.traceLoaded = option;
+    this.timelineView.select.value = option;
+    const trace = await this.api.trace(run, name);
+    this.timelineView.setTrace(trace);
+    this.graphView.setOpTimes(opTimes(trace));
+  }
+}

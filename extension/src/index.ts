@@ -1,0 +1,132 @@
+/**
+ * JupyterLab plugin: the nbflow Board as a main-area panel, opened from the launcher, the
+ * command palette and from kernels (a display of MIME type application/vnd.nbflow.board+json,
+ * e.g. from `%dataflow_board LOGDIR`); restored on reload.
+ */
+import {
+  ILayoutRestorer,
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette, MainAreaWidget, WidgetTracker } from '@jupyterlab/apputils';
+import { ILauncher } from '@jupyterlab/launcher';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { Widget } from '@lumino/widgets';
+
+import { BoardApi } from './api';
+import { BoardPanel } from './board';
+import { BookkeepingRules } from './model/graph';
+import { relativeLogdir } from './model/series';
+
+export const COMMAND = 'nbflow:open-board';
+export const MIME_TYPE = 'application/vnd.nbflow.board+json';
+
+interface BoardArgs {
+  logdir?: string;
+  bookkeeping?: Partial<BookkeepingRules>;
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'nbflow:board',
+  description: 'nbflow Board: graph, scalars, histograms, images and timelines of event logs',
+  autoStart: true,
+  optional: [ILayoutRestorer, ICommandPalette, ILauncher, IRenderMimeRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    restorer: ILayoutRestorer | null,
+    palette: ICommandPalette | null,
+    launcher: ILauncher | null,
+    rendermime: IRenderMimeRegistry | null
+  ) => {
+    const tracker = new WidgetTracker<MainAreaWidget<BoardPanel>>({ namespace: 'nbflow-board' });
+    let root: Promise<string> | null = null;
+
+    app.commands.addCommand(COMMAND, {
+      label: args =>
+        args.isLauncher ? 'nbflow Board' : args.logdir ? `nbflow Board: ${args.logdir}` : 'Open Board',
+      caption: 'Open the nbflow Board on a log directory',
+      execute: async args => {
+        const { logdir = '.', bookkeeping } = args as BoardArgs;
+        let relative = relativeLogdir(String(logdir), '');
+        if (relative === null) {
+          root = root ?? BoardApi.root();
+          relative = relativeLogdir(String(logdir), await root);
+          if (relative === null) {
+            throw new Error(`log directory ${logdir} is outside the board root ${await root}`);
+          }
+        }
+        const existing = tracker.find(w => w.content.logdir === relative);
+        if (existing) {
+          if (bookkeeping) {
+            existing.content.setBookkeeping(bookkeeping);
+          }
+          app.shell.activateById(existing.id);
+          return existing;
+        }
+        const content = new BoardPanel({ logdir: relative, bookkeeping });
+        const widget = new MainAreaWidget({ content });
+        widget.id = content.id;
+        widget.title.label = content.title.label;
+        widget.title.caption = content.title.caption;
+        widget.title.closable = true;
+        content.title.changed.connect(() => (widget.title.label = content.title.label));
+        await tracker.add(widget);
+        app.shell.add(widget, 'main');
+        app.shell.activateById(widget.id);
+        return widget;
+      }
+    });
+
+    palette?.addItem({ command: COMMAND, category: 'nbflow' });
+    launcher?.add({ command: COMMAND, category: 'Other', rank: 1 });
+    if (restorer) {
+      void restorer.restore(tracker, {
+        command: COMMAND,
+        args: w => ({ logdir: w.content.logdir }),
+        name: w => w.content.logdir
+      });
+    }
+
+    const opened = new Set<string>();
+    rendermime?.addFactory(
+      {
+        safe: true,
+        mimeTypes: [MIME_TYPE],
+        defaultRank: 50,
+        createRenderer: () => new BoardLink(app, opened)
+      },
+      50
+    );
+  }
+};
+
+/** The output of `%dataflow_board`: opens (or focuses) the board once, and offers a button. */
+class BoardLink extends Widget {
+  constructor(private app: JupyterFrontEnd, private opened: Set<string>) {
+    super();
+    this.addClass('nbflow-board-link');
+  }
+
+  async renderModel(model: { data: Record<string, unknown> }): Promise<void> {
+    const args = (model.data[MIME_TYPE] ?? {}) as BoardArgs;
+    const logdir = String(args.logdir ?? '.');
+    this.node.textContent = '';
+    const button = document.createElement('button');
+    button.className = 'nbflow-button';
+    button.textContent = `Open nbflow Board on ${logdir}`;
+    button.addEventListener('click', () => void this.app.commands.execute(COMMAND, { ...args, logdir } as never));
+    this.node.appendChild(button);
+    if (!this.opened.has(logdir)) {
+      this.opened.add(logdir);
+      try {
+        await this.app.commands.execute(COMMAND, { ...args, logdir } as never);
+      } catch (err) {
+        const note = document.createElement('div');
+        note.textContent = String((err as Error).message ?? err);
+        this.node.appendChild(note);
+      }
+    }
+  }
+}
+
+export default plugin;

@@ -1,0 +1,497 @@
+/**
+ * The graph view's model: a GraphDef folded into name-scope groups (whitepaper §9.1).
+ *
+ * Pure functions, no DOM: the Board panel and the notebook widgets share them.
+ *
+ *   parseGraphDef     GraphDef JSON -> ops and edges (data and ^control inputs)
+ *   buildHierarchy    name scopes -> a tree of groups ("a/b/c" lives in groups "a" and "a/b");
+ *                     a scope with more than MAX_CHILDREN ops is split into synthetic groups of
+ *                     consecutive names, so no layout ever sees thousands of siblings
+ *   extractBookkeeping  rules -> ops set aside (high degree, op types, name patterns)
+ *   groupSignatures   groups of identical structure share a signature
+ *   collapse          the expanded groups -> the visible graph (items, edges, parents)
+ *   searchOps         ops whose name or type matches a query
+ */
+
+export interface NodeDef {
+  name: string;
+  op: string;
+  input?: string[];
+  device?: string;
+  attr?: Record<string, unknown>;
+}
+
+export interface GraphDef {
+  node: NodeDef[];
+  versions?: unknown;
+}
+
+export interface OpNode {
+  name: string;
+  op: string;
+  device: string;
+  attr: Record<string, unknown>;
+  inputs: string[];
+  /** Enclosing scope path ("" at top level). */
+  scope: string;
+  /** Innermost group holding the op: its scope, or a synthetic group splitting a large one. */
+  group: string;
+}
+
+export interface OpEdge {
+  src: string;
+  dst: string;
+  control: boolean;
+  /** Output index of the source tensor; -1 for a control edge. */
+  index: number;
+}
+
+export interface Graph {
+  ops: Map<string, OpNode>;
+  edges: OpEdge[];
+}
+
+/** Parse an input spec: "^ctrl", "op:1" or "op". */
+export function parseInput(spec: string): { name: string; index: number; control: boolean } {
+  if (spec.startsWith('^')) {
+    return { name: spec.slice(1), index: -1, control: true };
+  }
+  const m = /^(.*):(\d+)$/.exec(spec);
+  return m ? { name: m[1], index: Number(m[2]), control: false } : { name: spec, index: 0, control: false };
+}
+
+export function scopeOf(name: string): string {
+  const i = name.lastIndexOf('/');
+  return i < 0 ? '' : name.slice(0, i);
+}
+
+export function parseGraphDef(def: GraphDef): Graph {
+  const ops = new Map<string, OpNode>();
+  for (const n of def.node ?? []) {
+    ops.set(n.name, {
+      name: n.name,
+      op: n.op,
+      device: n.device ?? '',
+      attr: n.attr ?? {},
+      inputs: n.input ?? [],
+      scope: scopeOf(n.name),
+      group: scopeOf(n.name)
+    });
+  }
+  const edges: OpEdge[] = [];
+  for (const node of ops.values()) {
+    for (const spec of node.inputs) {
+      const { name, index, control } = parseInput(spec);
+      if (ops.has(name)) {
+        edges.push({ src: name, dst: node.name, control, index });
+      }
+    }
+  }
+  return { ops, edges };
+}
+
+export interface Group {
+  path: string;
+  parent: string;
+  /** Direct child groups' paths. */
+  groups: string[];
+  /** Direct child ops' names. */
+  ops: string[];
+  /** Number of ops anywhere below. */
+  size: number;
+  /** True for a group that splits a scope with too many ops (not a name scope). */
+  synthetic?: boolean;
+}
+
+/** Most children one group shows; larger scopes are split into synthetic groups. */
+export const MAX_CHILDREN = 200;
+
+const naturalOrder = (a: string, b: string): number =>
+  a.localeCompare(b, undefined, { numeric: true });
+
+/**
+ * Every name scope as a group; the root group has path "". Sets each op's `group`. A scope
+ * holding more than `maxChildren` ops keeps its first ones and moves the rest, in name order,
+ * into synthetic groups "[first … last]" (nested again if there are very many).
+ */
+export function buildHierarchy(graph: Graph, maxChildren = MAX_CHILDREN): Map<string, Group> {
+  const groups = new Map<string, Group>();
+  const ensure = (path: string): Group => {
+    let g = groups.get(path);
+    if (!g) {
+      const parent = scopeOf(path);
+      g = { path, parent, groups: [], ops: [], size: 0 };
+      groups.set(path, g);
+      if (path !== '') {
+        ensure(parent).groups.push(path);
+      }
+    }
+    return g;
+  };
+  ensure('');
+  for (const op of graph.ops.values()) {
+    ensure(op.scope).ops.push(op.name);
+    op.group = op.scope;
+  }
+  for (const g of [...groups.values()]) {
+    if (g.ops.length + g.groups.length > maxChildren) {
+      g.ops.sort(naturalOrder);
+      g.ops = splitOps(graph, groups, g, g.ops, Math.max(2, maxChildren - g.groups.length), maxChildren);
+    }
+  }
+  const count = (g: Group): number => {
+    g.size = g.ops.length + g.groups.reduce((n, c) => n + count(groups.get(c)!), 0);
+    return g.size;
+  };
+  count(groups.get('')!);
+  return groups;
+}
+
+/** Fit `names` into at most `room` children of `parent`: returns the ops kept directly. */
+function splitOps(
+  graph: Graph,
+  groups: Map<string, Group>,
+  parent: Group,
+  names: string[],
+  room: number,
+  maxChildren: number
+): string[] {
+  if (names.length <= room) {
+    return names;
+  }
+  const chunk = Math.max(maxChildren, Math.ceil(names.length / room));
+  for (let i = 0; i < names.length; i += chunk) {
+    const part = names.slice(i, i + chunk);
+    const label = `[${lastComponent(part[0])} … ${lastComponent(part[part.length - 1])}]`;
+    const path = parent.path ? `${parent.path}/${label}` : label;
+    const g: Group = { path, parent: parent.path, groups: [], ops: [], size: 0, synthetic: true };
+    groups.set(path, g);
+    parent.groups.push(path);
+    g.ops = splitOps(graph, groups, g, part, maxChildren, maxChildren);
+    for (const name of g.ops) {
+      graph.ops.get(name)!.group = path;
+    }
+  }
+  return [];
+}
+
+export interface BookkeepingRules {
+  /** Ops with more than this many edges (in + out) are set aside; 0 disables. */
+  maxDegree: number;
+  /** Op types always set aside (e.g. "NoOp", "Assert"). */
+  opTypes: string[];
+  /** Regular expressions over op names (e.g. "^save/", "global_step"). */
+  namePatterns: string[];
+}
+
+export const DEFAULT_BOOKKEEPING: BookkeepingRules = {
+  maxDegree: 25,
+  opTypes: [],
+  namePatterns: []
+};
+
+export function normalizeRules(rules: Partial<BookkeepingRules> | undefined): BookkeepingRules {
+  return {
+    maxDegree: rules?.maxDegree ?? DEFAULT_BOOKKEEPING.maxDegree,
+    opTypes: rules?.opTypes ?? DEFAULT_BOOKKEEPING.opTypes,
+    namePatterns: rules?.namePatterns ?? DEFAULT_BOOKKEEPING.namePatterns
+  };
+}
+
+/** The ops that the rules set aside as bookkeeping (TensorBoard's "auxiliary nodes"). */
+export function extractBookkeeping(graph: Graph, rules: BookkeepingRules): Set<string> {
+  const degree = new Map<string, number>();
+  for (const e of graph.edges) {
+    degree.set(e.src, (degree.get(e.src) ?? 0) + 1);
+    degree.set(e.dst, (degree.get(e.dst) ?? 0) + 1);
+  }
+  const patterns = rules.namePatterns.map(p => new RegExp(p));
+  const types = new Set(rules.opTypes);
+  const aside = new Set<string>();
+  for (const op of graph.ops.values()) {
+    if (
+      (rules.maxDegree > 0 && (degree.get(op.name) ?? 0) > rules.maxDegree) ||
+      types.has(op.op) ||
+      patterns.some(p => p.test(op.name))
+    ) {
+      aside.add(op.name);
+    }
+  }
+  return aside;
+}
+
+/**
+ * A structural signature per group: its op types, its child groups' signatures and its
+ * internal edges by (source type, destination type), independent of names. Groups sharing a
+ * signature (a repeated layer, a tower per GPU) are drawn alike.
+ */
+export function groupSignatures(graph: Graph, groups: Map<string, Group>): Map<string, string> {
+  const signatures = new Map<string, string>();
+  const internal = new Map<string, string[]>();
+  for (const e of graph.edges) {
+    const a = graph.ops.get(e.src)!;
+    const b = graph.ops.get(e.dst)!;
+    if (a.group === b.group) {
+      const list = internal.get(a.group) ?? [];
+      list.push(`${a.op}>${b.op}${e.control ? '^' : ''}`);
+      internal.set(a.group, list);
+    }
+  }
+  const visit = (path: string): string => {
+    const known = signatures.get(path);
+    if (known !== undefined) {
+      return known;
+    }
+    const g = groups.get(path)!;
+    const parts = [
+      ...g.ops.map(n => graph.ops.get(n)!.op).sort(),
+      '|',
+      ...g.groups.map(visit).sort(),
+      '|',
+      ...(internal.get(path) ?? []).sort()
+    ];
+    const sig = hashString(parts.join(','));
+    signatures.set(path, sig);
+    return sig;
+  };
+  for (const path of groups.keys()) {
+    visit(path);
+  }
+  return signatures;
+}
+
+/** Signatures shared by at least two groups of two or more ops, with their member count. */
+export function repeatedSignatures(
+  groups: Map<string, Group>,
+  signatures: Map<string, string>
+): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const [path, g] of groups) {
+    if (path !== '' && g.size >= 2) {
+      const s = signatures.get(path)!;
+      counts.set(s, (counts.get(s) ?? 0) + 1);
+    }
+  }
+  for (const [s, n] of [...counts]) {
+    if (n < 2) {
+      counts.delete(s);
+    }
+  }
+  return counts;
+}
+
+function hashString(s: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 16777619);
+    h2 = Math.imul(h2 + c, 2246822519);
+  }
+  return (h1 >>> 0).toString(16) + (h2 >>> 0).toString(16);
+}
+
+export type ItemKind = 'op' | 'group';
+
+export interface VisibleItem {
+  /** "op:<name>" or "group:<path>". */
+  id: string;
+  kind: ItemKind;
+  /** Op name or group path. */
+  name: string;
+  /** Short label: last name component. */
+  label: string;
+  /** Id of the enclosing expanded group, "" at top level. */
+  parent: string;
+  expanded: boolean;
+}
+
+export interface VisibleEdge {
+  src: string;
+  dst: string;
+  /** Number of op edges folded into this one. */
+  count: number;
+  /** True when every folded edge is a control edge. */
+  control: boolean;
+}
+
+export interface VisibleGraph {
+  items: VisibleItem[];
+  edges: VisibleEdge[];
+  /** Bookkeeping ops set aside, with how many edges each had to the main graph. */
+  aside: { name: string; op: string; degree: number }[];
+}
+
+export const groupId = (path: string): string => `group:${path}`;
+export const opId = (name: string): string => `op:${name}`;
+
+function lastComponent(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/**
+ * The graph as drawn: a collapsed group stands for all ops below it; an expanded group is a
+ * cluster around its children. Edges between ops map to edges between their representatives;
+ * parallel ones are merged and counted, and edges inside one representative disappear.
+ */
+export function collapse(
+  graph: Graph,
+  groups: Map<string, Group>,
+  expanded: ReadonlySet<string>,
+  aside: ReadonlySet<string> = new Set()
+): VisibleGraph {
+  const items: VisibleItem[] = [];
+  const representative = new Map<string, string>();
+  const walk = (path: string, parentId: string): void => {
+    const g = groups.get(path)!;
+    for (const child of g.groups) {
+      const open = expanded.has(child);
+      const id = groupId(child);
+      const opsBelow = countVisibleOps(groups, child, aside);
+      if (opsBelow === 0) {
+        continue;
+      }
+      items.push({ id, kind: 'group', name: child, label: lastComponent(child), parent: parentId, expanded: open });
+      if (open) {
+        walk(child, id);
+      } else {
+        markRepresentative(groups, child, id, representative);
+      }
+    }
+    for (const name of g.ops) {
+      if (aside.has(name)) {
+        continue;
+      }
+      const id = opId(name);
+      items.push({ id, kind: 'op', name, label: lastComponent(name), parent: parentId, expanded: false });
+      representative.set(name, id);
+    }
+  };
+  walk('', '');
+  const merged = new Map<string, VisibleEdge>();
+  const asideDegree = new Map<string, number>();
+  for (const e of graph.edges) {
+    if (aside.has(e.src) || aside.has(e.dst)) {
+      for (const n of [e.src, e.dst]) {
+        if (aside.has(n)) {
+          asideDegree.set(n, (asideDegree.get(n) ?? 0) + 1);
+        }
+      }
+      continue;
+    }
+    const a = representative.get(e.src);
+    const b = representative.get(e.dst);
+    if (!a || !b || a === b) {
+      continue;
+    }
+    const key = `${a}\u0000${b}`;
+    const m = merged.get(key);
+    if (m) {
+      m.count += 1;
+      m.control = m.control && e.control;
+    } else {
+      merged.set(key, { src: a, dst: b, count: 1, control: e.control });
+    }
+  }
+  const asideList = [...aside]
+    .filter(n => graph.ops.has(n))
+    .sort()
+    .map(n => ({ name: n, op: graph.ops.get(n)!.op, degree: asideDegree.get(n) ?? 0 }));
+  return { items, edges: [...merged.values()], aside: asideList };
+}
+
+function countVisibleOps(groups: Map<string, Group>, path: string, aside: ReadonlySet<string>): number {
+  if (aside.size === 0) {
+    return groups.get(path)!.size;
+  }
+  const g = groups.get(path)!;
+  let n = g.ops.filter(o => !aside.has(o)).length;
+  for (const c of g.groups) {
+    n += countVisibleOps(groups, c, aside);
+  }
+  return n;
+}
+
+function markRepresentative(
+  groups: Map<string, Group>,
+  path: string,
+  id: string,
+  representative: Map<string, string>
+): void {
+  const g = groups.get(path)!;
+  for (const op of g.ops) {
+    representative.set(op, id);
+  }
+  for (const c of g.groups) {
+    markRepresentative(groups, c, id, representative);
+  }
+}
+
+/** Groups to expand so that an op becomes visible: its enclosing groups, outermost first. */
+export function groupsAround(graph: Graph, groups: Map<string, Group>, name: string): string[] {
+  const out: string[] = [];
+  const op = graph.ops.get(name);
+  for (let p = op ? op.group : scopeOf(name); p !== ''; p = groups.get(p)?.parent ?? '') {
+    out.unshift(p);
+  }
+  return out;
+}
+
+/** Ops whose name or op type contains the query (case-insensitive), at most `limit`. */
+export function searchOps(graph: Graph, query: string, limit = 50): OpNode[] {
+  const q = query.trim().toLowerCase();
+  if (!q) {
+    return [];
+  }
+  const out: OpNode[] = [];
+  for (const op of graph.ops.values()) {
+    if (op.name.toLowerCase().includes(q) || op.op.toLowerCase().includes(q)) {
+      out.push(op);
+      if (out.length >= limit) {
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** The devices used below a group (or by an op), most frequent first. */
+export function devicesBelow(graph: Graph, groups: Map<string, Group>, item: VisibleItem): string[] {
+  const counts = new Map<string, number>();
+  const add = (op: string): void => {
+    const d = graph.ops.get(op)!.device;
+    counts.set(d, (counts.get(d) ?? 0) + 1);
+  };
+  if (item.kind === 'op') {
+    add(item.name);
+  } else {
+    const visit = (p: string): void => {
+      const g = groups.get(p)!;
+      g.ops.forEach(add);
+      g.groups.forEach(visit);
+    };
+    visit(item.name);
+  }
+  return [...counts.entries()].sort((a, b) => b[1] - a[1]).map(e => e[0]);
+}
+
+/** Total compute time (µs) of the ops an item stands for, from per-op times. */
+export function computeTimeOf(
+  groups: Map<string, Group>,
+  item: VisibleItem,
+  opTimes: ReadonlyMap<string, number>
+): number {
+  if (item.kind === 'op') {
+    return opTimes.get(item.name) ?? 0;
+  }
+  let total = 0;
+  const visit = (p: string): void => {
+    const g = groups.get(p)!;
+    for (const o of g.ops) {
+      total += opTimes.get(o) ?? 0;
+    }
+    g.groups.forEach(visit);
+  };
+  visit(item.name);
+  return total;
+}

@@ -1,0 +1,102 @@
+/**
+ * Chrome trace JSON -> the EEG view of a step (whitepaper §9.2): one row per (process,
+ * thread), i.e. per device and executor thread, with the ops as intervals in µs; plus the
+ * compute time per op name used to colour the graph.
+ */
+
+export interface TraceEvent {
+  name?: string;
+  ph?: string;
+  ts?: number;
+  dur?: number;
+  pid?: number | string;
+  tid?: number | string;
+  cat?: string;
+  args?: Record<string, unknown>;
+}
+
+export interface TraceJson {
+  traceEvents?: TraceEvent[];
+}
+
+export interface Interval {
+  name: string;
+  op: string;
+  start: number;
+  duration: number;
+}
+
+export interface TimelineRow {
+  key: string;
+  label: string;
+  intervals: Interval[];
+}
+
+export interface Timeline {
+  rows: TimelineRow[];
+  start: number;
+  end: number;
+}
+
+function eventsOf(trace: TraceJson | TraceEvent[]): TraceEvent[] {
+  return Array.isArray(trace) ? trace : trace.traceEvents ?? [];
+}
+
+/** The op a trace event ran: args.name (nbflow, TF) or else the event name. */
+export function opNameOf(e: TraceEvent): string {
+  const n = e.args?.['name'];
+  return typeof n === 'string' ? n : e.name ?? '';
+}
+
+export function buildTimeline(trace: TraceJson | TraceEvent[]): Timeline {
+  const events = eventsOf(trace);
+  const processNames = new Map<string, string>();
+  const threadNames = new Map<string, string>();
+  for (const e of events) {
+    if (e.ph === 'M' && typeof e.args?.['name'] === 'string') {
+      if (e.name === 'process_name') {
+        processNames.set(String(e.pid), e.args['name'] as string);
+      } else if (e.name === 'thread_name') {
+        threadNames.set(`${e.pid}/${e.tid}`, e.args['name'] as string);
+      }
+    }
+  }
+  const rows = new Map<string, TimelineRow>();
+  let start = Infinity;
+  let end = -Infinity;
+  for (const e of events) {
+    if (e.ph !== 'X' || typeof e.ts !== 'number') {
+      continue;
+    }
+    const key = `${e.pid}/${e.tid}`;
+    let row = rows.get(key);
+    if (!row) {
+      const p = processNames.get(String(e.pid)) ?? `pid ${e.pid}`;
+      const t = threadNames.get(key) ?? `tid ${e.tid}`;
+      row = { key, label: `${p} / ${t}`, intervals: [] };
+      rows.set(key, row);
+    }
+    const duration = Math.max(0, e.dur ?? 0);
+    const op = typeof e.args?.['op'] === 'string' ? (e.args['op'] as string) : e.cat ?? '';
+    row.intervals.push({ name: opNameOf(e), op, start: e.ts, duration });
+    start = Math.min(start, e.ts);
+    end = Math.max(end, e.ts + duration);
+  }
+  const sorted = [...rows.values()].sort((a, b) => a.label.localeCompare(b.label, undefined, { numeric: true }));
+  for (const r of sorted) {
+    r.intervals.sort((a, b) => a.start - b.start);
+  }
+  return { rows: sorted, start: start === Infinity ? 0 : start, end: end === -Infinity ? 0 : end };
+}
+
+/** Total duration (µs) per op name over all complete events. */
+export function opTimes(trace: TraceJson | TraceEvent[]): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const e of eventsOf(trace)) {
+    if (e.ph === 'X') {
+      const n = opNameOf(e);
+      times.set(n, (times.get(n) ?? 0) + Math.max(0, e.dur ?? 0));
+    }
+  }
+  return times;
+}

@@ -1,0 +1,430 @@
+/**
+ * The graph view: name scopes as groups that expand and collapse, groups of identical
+ * structure marked alike, bookkeeping ops set aside, pan and zoom, search, node details, and
+ * colouring by structure, device or compute time (from a trace). Layout runs in a web worker.
+ */
+import {
+  BookkeepingRules,
+  Graph,
+  Group,
+  GraphDef,
+  VisibleGraph,
+  VisibleItem,
+  buildHierarchy,
+  collapse,
+  computeTimeOf,
+  devicesBelow,
+  extractBookkeeping,
+  groupSignatures,
+  normalizeRules,
+  parseGraphDef,
+  repeatedSignatures,
+  groupsAround,
+  searchOps
+} from '../model/graph';
+import { layoutGraph, layoutEngine } from '../layout';
+import { LayoutResult } from '../model/layout';
+import { colorFor, heatColor, html, svg, title } from './dom';
+
+export type ColorMode = 'structure' | 'device' | 'compute';
+
+export class GraphView {
+  readonly node: HTMLElement;
+  private graph: Graph | null = null;
+  private groups = new Map<string, Group>();
+  private signatures = new Map<string, string>();
+  private repeated = new Map<string, number>();
+  private expanded = new Set<string>();
+  private rules: BookkeepingRules;
+  private aside = new Set<string>();
+  private visible: VisibleGraph | null = null;
+  private opTimes: Map<string, number> = new Map();
+  private colorMode: ColorMode = 'structure';
+  private selected: string | null = null;
+  private transform = { x: 0, y: 0, k: 1 };
+  private renderToken = 0;
+  private svgEl: SVGSVGElement;
+  private viewport: SVGGElement;
+  private details: HTMLElement;
+  private asideList: HTMLElement;
+  private status: HTMLElement;
+  private searchResults: HTMLElement;
+  private colorSelect: HTMLSelectElement;
+
+  constructor(rules?: Partial<BookkeepingRules>) {
+    this.rules = normalizeRules(rules);
+    this.node = html('div', { class: 'nbflow-graph' });
+    const bar = html('div', { class: 'nbflow-toolbar' }, this.node);
+    const search = html('input', { type: 'search', placeholder: 'Search ops…', class: 'nbflow-graph-search' }, bar);
+    search.addEventListener('input', () => this.showSearch(search.value));
+    html('label', {}, bar, 'Colour');
+    this.colorSelect = html('select', { class: 'nbflow-graph-color' }, bar);
+    for (const m of ['structure', 'device', 'compute']) {
+      html('option', { value: m }, this.colorSelect, m);
+    }
+    this.colorSelect.addEventListener('change', () => {
+      this.colorMode = this.colorSelect.value as ColorMode;
+      void this.render();
+    });
+    html('label', { title: 'Ops with more edges than this are set aside; 0 keeps all' }, bar, 'Aside above degree');
+    const degree = html('input', { type: 'number', min: '0', class: 'nbflow-graph-degree', value: String(this.rules.maxDegree) }, bar);
+    degree.style.width = '4em';
+    degree.addEventListener('change', () => this.setRules({ ...this.rules, maxDegree: Number(degree.value) || 0 }));
+    const fit = html('button', { class: 'nbflow-button' }, bar, 'Fit');
+    fit.addEventListener('click', () => this.fit());
+    this.status = html('span', { class: 'nbflow-status nbflow-graph-status' }, bar);
+    this.searchResults = html('div', { class: 'nbflow-search-results' }, this.node);
+    const body = html('div', { class: 'nbflow-graph-body' }, this.node);
+    this.svgEl = svg('svg', { class: 'nbflow-graph-canvas' });
+    body.appendChild(this.svgEl);
+    const defs = svg('defs', {}, this.svgEl);
+    const marker = svg('marker', { id: 'nbflow-arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' }, defs);
+    svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'nbflow-arrow' }, marker);
+    this.viewport = svg('g', { class: 'nbflow-viewport' }, this.svgEl);
+    const side = html('div', { class: 'nbflow-graph-side' }, body);
+    html('h4', {}, side, 'Details');
+    this.details = html('div', { class: 'nbflow-graph-details' }, side, 'Click a node.');
+    html('h4', {}, side, 'Set aside (bookkeeping)');
+    this.asideList = html('div', { class: 'nbflow-graph-aside' }, side);
+    this.installPanZoom();
+  }
+
+  setGraphDef(def: GraphDef): void {
+    this.graph = parseGraphDef(def);
+    this.groups = buildHierarchy(this.graph);
+    this.signatures = groupSignatures(this.graph, this.groups);
+    this.repeated = repeatedSignatures(this.groups, this.signatures);
+    this.aside = extractBookkeeping(this.graph, this.rules);
+    for (const p of [...this.expanded]) {
+      if (!this.groups.has(p)) {
+        this.expanded.delete(p);
+      }
+    }
+    void this.render(true);
+  }
+
+  setRules(rules: Partial<BookkeepingRules>): void {
+    this.rules = normalizeRules(rules);
+    if (this.graph) {
+      this.aside = extractBookkeeping(this.graph, this.rules);
+      void this.render(true);
+    }
+  }
+
+  /** Per-op compute times (µs) from a trace, for colouring by compute time. */
+  setOpTimes(times: Map<string, number>): void {
+    this.opTimes = times;
+    if (this.colorMode === 'compute') {
+      void this.render();
+    }
+  }
+
+  setColorMode(mode: ColorMode): void {
+    this.colorMode = mode;
+    this.colorSelect.value = mode;
+    void this.render();
+  }
+
+  toggleGroup(path: string): void {
+    if (this.expanded.has(path)) {
+      this.expanded.delete(path);
+    } else {
+      this.expanded.add(path);
+    }
+    void this.render(true);
+  }
+
+  /** Expand the scopes around an op, select it and centre on it. */
+  reveal(name: string): void {
+    groupsAround(this.graph!, this.groups, name).forEach(s => this.expanded.add(s));
+    this.selected = `op:${name}`;
+    void this.render(false).then(() => {
+      this.showDetails();
+      this.centerOn(`op:${name}`);
+    });
+  }
+
+  /** Put an item in the middle of the view at a readable zoom. */
+  centerOn(id: string): void {
+    const box = this.lastLayout?.boxes[id];
+    const rect = this.svgEl.getBoundingClientRect();
+    if (!box || !rect.width) {
+      return;
+    }
+    const k = Math.max(this.transform.k, 1);
+    this.transform = { k, x: rect.width / 2 - box.x * k, y: rect.height / 2 - box.y * k };
+    this.applyTransform();
+  }
+
+  private async render(relayout = false): Promise<void> {
+    if (!this.graph) {
+      return;
+    }
+    const token = ++this.renderToken;
+    this.visible = collapse(this.graph, this.groups, this.expanded, this.aside);
+    const v = this.visible;
+    this.node.dataset.items = String(v.items.length);
+    this.status.textContent = `${this.graph.ops.size} ops · ${v.items.length} shown · laying out…`;
+    this.node.dataset.state = 'layout';
+    const nodes = v.items.map(item => ({
+      id: item.id,
+      parent: item.parent,
+      cluster: item.expanded,
+      ...this.sizeOf(item)
+    }));
+    const result = await layoutGraph({ nodes, edges: v.edges.map(e => ({ src: e.src, dst: e.dst })) });
+    if (token !== this.renderToken) {
+      return;
+    }
+    this.draw(v, result);
+    this.status.textContent = `${this.graph.ops.size} ops · ${v.items.length} shown · layout ${result.millis} ms (${layoutEngine})`;
+    this.node.dataset.state = 'ready';
+    this.node.dataset.layoutEngine = layoutEngine;
+    if (relayout) {
+      this.fit();
+    }
+    this.renderAside();
+  }
+
+  private sizeOf(item: VisibleItem): { width: number; height: number } {
+    if (item.kind === 'op') {
+      return { width: Math.max(50, item.label.length * 7 + 18), height: 26 };
+    }
+    return { width: Math.max(80, item.label.length * 7 + 60), height: 38 };
+  }
+
+  private fillOf(item: VisibleItem): string {
+    if (this.colorMode === 'device') {
+      const devices = devicesBelow(this.graph!, this.groups, item);
+      return colorFor(devices[0] || '(unplaced)');
+    }
+    if (this.colorMode === 'compute') {
+      const max = Math.max(1, ...this.visible!.items.map(i => computeTimeOf(this.groups, i, this.opTimes)));
+      return heatColor(computeTimeOf(this.groups, item, this.opTimes) / max);
+    }
+    if (item.kind === 'group') {
+      const sig = this.signatures.get(item.name)!;
+      return this.repeated.has(sig) ? colorFor(sig) : '#c9d7ef';
+    }
+    return '#ffffff';
+  }
+
+  private draw(v: VisibleGraph, layout: LayoutResult): void {
+    this.viewport.textContent = '';
+    const clusters = svg('g', { class: 'nbflow-clusters' }, this.viewport);
+    const edgeLayer = svg('g', { class: 'nbflow-edges' }, this.viewport);
+    const nodeLayer = svg('g', { class: 'nbflow-nodes' }, this.viewport);
+    const byId = new Map(v.items.map(i => [i.id, i]));
+    const depth = (item: VisibleItem): number => (item.parent ? depth(byId.get(item.parent)!) + 1 : 0);
+    const ordered = v.items.filter(i => i.expanded).sort((a, b) => depth(a) - depth(b));
+    for (const item of ordered) {
+      const b = layout.boxes[item.id];
+      const g = svg('g', { class: 'nbflow-cluster', 'data-name': item.name, 'data-id': item.id }, clusters);
+      svg('rect', { x: b.x - b.width / 2, y: b.y - b.height / 2, width: b.width, height: b.height, rx: 6 }, g);
+      const label = svg('text', { x: b.x - b.width / 2 + 8, y: b.y - b.height / 2 + 15, class: 'nbflow-cluster-label' }, g);
+      label.textContent = `⊟ ${item.label}`;
+      g.addEventListener('click', ev => {
+        if ((ev.target as Element) === label) {
+          this.toggleGroup(item.name);
+        }
+      });
+    }
+    const widthOf = (count: number): number => Math.min(6, 1 + Math.log2(count));
+    for (const e of layout.edges) {
+      const ve = v.edges.find(x => x.src === e.src && x.dst === e.dst);
+      if (!e.points.length) {
+        continue;
+      }
+      const d = 'M' + e.points.map(p => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('L');
+      const path = svg('path', {
+        d,
+        class: ve?.control ? 'nbflow-edge nbflow-edge-control' : 'nbflow-edge',
+        'stroke-width': widthOf(ve?.count ?? 1),
+        'marker-end': 'url(#nbflow-arrow)'
+      }, edgeLayer);
+      if (ve && ve.count > 1) {
+        title(path, `${ve.count} tensors`);
+      }
+    }
+    for (const item of v.items) {
+      if (item.expanded) {
+        continue;
+      }
+      const b = layout.boxes[item.id];
+      const cls = item.kind === 'group' ? 'nbflow-node nbflow-group' : 'nbflow-node nbflow-op';
+      const g = svg('g', {
+        class: cls + (this.selected === item.id ? ' nbflow-selected' : ''),
+        'data-id': item.id,
+        'data-name': item.name,
+        transform: `translate(${b.x - b.width / 2},${b.y - b.height / 2})`
+      }, nodeLayer);
+      svg('rect', { width: b.width, height: b.height, rx: item.kind === 'group' ? 8 : 13, fill: this.fillOf(item) }, g);
+      const text = svg('text', { x: b.width / 2, y: item.kind === 'group' ? 15 : 17, 'text-anchor': 'middle' }, g);
+      text.textContent = item.kind === 'group' ? `⊞ ${item.label}` : item.label;
+      if (item.kind === 'group') {
+        const group = this.groups.get(item.name)!;
+        const sig = this.signatures.get(item.name)!;
+        const rep = this.repeated.get(sig);
+        const sub = svg('text', { x: b.width / 2, y: 31, 'text-anchor': 'middle', class: 'nbflow-sub' }, g);
+        sub.textContent = `${group.size} ops` + (rep ? ` · ×${rep} alike` : '');
+        if (rep) {
+          g.classList.add('nbflow-repeated');
+          g.setAttribute('data-signature', sig);
+        }
+      }
+      title(g, item.kind === 'group' ? `${item.name} (click to expand)` : `${item.name} (${this.graph!.ops.get(item.name)!.op})`);
+      g.addEventListener('click', ev => {
+        ev.stopPropagation();
+        this.selected = item.id;
+        this.showDetails();
+        this.viewport.querySelectorAll('.nbflow-selected').forEach(n => n.classList.remove('nbflow-selected'));
+        g.classList.add('nbflow-selected');
+      });
+      g.addEventListener('dblclick', ev => {
+        ev.stopPropagation();
+        if (item.kind === 'group') {
+          this.toggleGroup(item.name);
+        }
+      });
+      if (item.kind === 'group') {
+        text.addEventListener('click', ev => {
+          ev.stopPropagation();
+          this.selected = item.id;
+          this.toggleGroup(item.name);
+        });
+      }
+    }
+    this.lastLayout = layout;
+    this.applyTransform();
+  }
+
+  private lastLayout: LayoutResult | null = null;
+
+  private showDetails(): void {
+    const graph = this.graph;
+    if (!graph || !this.selected) {
+      return;
+    }
+    const d = this.details;
+    d.textContent = '';
+    const row = (k: string, v: string): void => {
+      const r = html('div', { class: 'nbflow-kv' }, d);
+      html('b', {}, r, k + ' ');
+      html('span', {}, r, v);
+    };
+    if (this.selected.startsWith('group:')) {
+      const path = this.selected.slice(6);
+      const g = this.groups.get(path);
+      if (!g) {
+        return;
+      }
+      row('group', path);
+      row('ops below', String(g.size));
+      row('devices', devicesBelow(graph, this.groups, { id: this.selected, kind: 'group', name: path, label: '', parent: '', expanded: false }).join(', ') || '(unplaced)');
+      const time = computeTimeOf(this.groups, { id: this.selected, kind: 'group', name: path, label: '', parent: '', expanded: false }, this.opTimes);
+      if (time) {
+        row('compute', `${time.toFixed(0)} µs`);
+      }
+      const rep = this.repeated.get(this.signatures.get(path)!);
+      if (rep) {
+        row('structure', `identical to ${rep - 1} other group(s)`);
+      }
+      return;
+    }
+    const name = this.selected.slice(3);
+    const op = graph.ops.get(name);
+    if (!op) {
+      return;
+    }
+    row('name', op.name);
+    row('op', op.op);
+    row('device', op.device || '(unplaced)');
+    row('inputs', op.inputs.join(', ') || '—');
+    const shapes = op.attr['_output_shapes'];
+    if (shapes !== undefined) {
+      row('shape', JSON.stringify(shapes));
+    }
+    const time = this.opTimes.get(op.name);
+    if (time) {
+      row('compute', `${time.toFixed(0)} µs`);
+    }
+    for (const [k, v] of Object.entries(op.attr)) {
+      if (k !== '_output_shapes') {
+        row(k, JSON.stringify(v).slice(0, 200));
+      }
+    }
+  }
+
+  private showSearch(query: string): void {
+    this.searchResults.textContent = '';
+    if (!this.graph) {
+      return;
+    }
+    for (const op of searchOps(this.graph, query, 20)) {
+      const r = html('div', { class: 'nbflow-search-result' }, this.searchResults, `${op.name} (${op.op})`);
+      r.addEventListener('click', () => {
+        this.searchResults.textContent = '';
+        this.reveal(op.name);
+      });
+    }
+  }
+
+  private renderAside(): void {
+    this.asideList.textContent = '';
+    const list = this.visible?.aside ?? [];
+    if (!list.length) {
+      this.asideList.textContent = 'none';
+    }
+    for (const a of list) {
+      const r = html('div', { class: 'nbflow-aside-item', 'data-name': a.name }, this.asideList, `${a.name} (${a.op}, ${a.degree} edges)`);
+      r.addEventListener('click', () => {
+        this.selected = `op:${a.name}`;
+        this.showDetails();
+      });
+    }
+  }
+
+  private installPanZoom(): void {
+    let drag: { x: number; y: number } | null = null;
+    this.svgEl.addEventListener('pointerdown', ev => {
+      drag = { x: ev.clientX, y: ev.clientY };
+    });
+    this.svgEl.addEventListener('pointermove', ev => {
+      if (drag && ev.buttons) {
+        this.transform.x += ev.clientX - drag.x;
+        this.transform.y += ev.clientY - drag.y;
+        drag = { x: ev.clientX, y: ev.clientY };
+        this.applyTransform();
+      }
+    });
+    this.svgEl.addEventListener('pointerup', () => (drag = null));
+    this.svgEl.addEventListener('wheel', ev => {
+      ev.preventDefault();
+      const rect = this.svgEl.getBoundingClientRect();
+      const px = ev.clientX - rect.left;
+      const py = ev.clientY - rect.top;
+      const factor = Math.exp(-ev.deltaY * 0.0015);
+      const k = Math.max(0.02, Math.min(8, this.transform.k * factor));
+      const f = k / this.transform.k;
+      this.transform = { x: px - (px - this.transform.x) * f, y: py - (py - this.transform.y) * f, k };
+      this.applyTransform();
+    }, { passive: false });
+  }
+
+  /** Scale and centre the whole graph into the view. */
+  fit(): void {
+    const layout = this.lastLayout;
+    const rect = this.svgEl.getBoundingClientRect();
+    if (!layout || !rect.width || !rect.height) {
+      return;
+    }
+    const k = Math.min(1.5, rect.width / (layout.width + 20), rect.height / (layout.height + 20));
+    this.transform = { k, x: (rect.width - layout.width * k) / 2, y: Math.max(0, (rect.height - layout.height * k) / 2) };
+    this.applyTransform();
+  }
+
+  private applyTransform(): void {
+    const t = this.transform;
+    this.viewport.setAttribute('transform', `translate(${t.x},${t.y}) scale(${t.k})`);
+  }
+}

@@ -1,0 +1,159 @@
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+
+import {
+  buildHierarchy,
+  collapse,
+  extractBookkeeping,
+  groupSignatures,
+  normalizeRules,
+  parseGraphDef,
+  parseInput,
+  repeatedSignatures,
+  groupsAround,
+  MAX_CHILDREN,
+  searchOps,
+  computeTimeOf
+} from '../src/model/graph';
+import { computeLayout } from '../src/model/layout';
+
+const def = {
+  node: [
+    { name: 'x', op: 'Placeholder' },
+    { name: 'layer1/w', op: 'VariableV2', device: '/cpu:0' },
+    { name: 'layer1/matmul', op: 'MatMul', input: ['x', 'layer1/w'], device: '/cpu:0' },
+    { name: 'layer1/relu', op: 'Relu', input: ['layer1/matmul'], device: '/cpu:0' },
+    { name: 'layer2/w', op: 'VariableV2', device: '/gpu:0' },
+    { name: 'layer2/matmul', op: 'MatMul', input: ['layer1/relu', 'layer2/w'], device: '/gpu:0' },
+    { name: 'layer2/relu', op: 'Relu', input: ['layer2/matmul'], device: '/gpu:0' },
+    { name: 'loss', op: 'Mean', input: ['layer2/relu:0', '^init'] },
+    { name: 'init', op: 'NoOp' }
+  ]
+};
+
+test('parse_input_reads_control_and_output_index', () => {
+  assert.deepEqual(parseInput('^init'), { name: 'init', index: -1, control: true });
+  assert.deepEqual(parseInput('a/b:2'), { name: 'a/b', index: 2, control: false });
+  assert.deepEqual(parseInput('a/b'), { name: 'a/b', index: 0, control: false });
+});
+
+test('collapsed_scopes_become_groups_with_merged_edges', () => {
+  const graph = parseGraphDef(def);
+  const groups = buildHierarchy(graph);
+  assert.equal(groups.get('')!.size, 9);
+  assert.deepEqual(groups.get('')!.groups.sort(), ['layer1', 'layer2']);
+  const v = collapse(graph, groups, new Set());
+  assert.deepEqual(v.items.map(i => i.id).sort(), ['group:layer1', 'group:layer2', 'op:init', 'op:loss', 'op:x']);
+  const edges = v.edges.map(e => `${e.src}->${e.dst}${e.control ? '^' : ''}`).sort();
+  assert.deepEqual(edges, ['group:layer1->group:layer2', 'group:layer2->op:loss', 'op:init->op:loss^', 'op:x->group:layer1']);
+});
+
+test('expanding_a_group_reveals_its_ops_inside_a_cluster', () => {
+  const graph = parseGraphDef(def);
+  const groups = buildHierarchy(graph);
+  const v = collapse(graph, groups, new Set(['layer1']));
+  const inside = v.items.filter(i => i.parent === 'group:layer1').map(i => i.name).sort();
+  assert.deepEqual(inside, ['layer1/matmul', 'layer1/relu', 'layer1/w']);
+  assert.ok(v.items.find(i => i.id === 'group:layer1')!.expanded);
+  assert.ok(v.edges.some(e => e.src === 'op:layer1/relu' && e.dst === 'group:layer2'));
+  assert.ok(v.edges.some(e => e.src === 'op:x' && e.dst === 'op:layer1/matmul'));
+});
+
+test('groups_of_identical_structure_share_a_signature', () => {
+  const graph = parseGraphDef(def);
+  const groups = buildHierarchy(graph);
+  const sigs = groupSignatures(graph, groups);
+  assert.equal(sigs.get('layer1'), sigs.get('layer2'));
+  assert.notEqual(sigs.get('layer1'), sigs.get(''));
+  assert.equal(repeatedSignatures(groups, sigs).get(sigs.get('layer1')!), 2);
+});
+
+test('bookkeeping_rules_set_aside_high_degree_types_and_names', () => {
+  const hub = { node: [{ name: 'step', op: 'VariableV2' }, ...Array.from({ length: 30 }, (_, i) => ({ name: `s${i}/op`, op: 'Add', input: ['step'] }))] };
+  const graph = parseGraphDef(hub);
+  const groups = buildHierarchy(graph);
+  const aside = extractBookkeeping(graph, normalizeRules({ maxDegree: 10 }));
+  assert.deepEqual([...aside], ['step']);
+  const v = collapse(graph, groups, new Set(), aside);
+  assert.equal(v.edges.length, 0);
+  assert.deepEqual(v.aside, [{ name: 'step', op: 'VariableV2', degree: 30 }]);
+  assert.equal(extractBookkeeping(graph, normalizeRules({ maxDegree: 0 })).size, 0);
+  assert.deepEqual([...extractBookkeeping(graph, normalizeRules({ maxDegree: 0, opTypes: ['VariableV2'] }))], ['step']);
+  assert.equal(extractBookkeeping(graph, normalizeRules({ maxDegree: 0, namePatterns: ['^s1'] })).size, 11);
+});
+
+test('search_and_scopes_find_an_op_and_the_groups_to_expand', () => {
+  const graph = parseGraphDef(def);
+  assert.deepEqual(searchOps(graph, 'relu').map(o => o.name), ['layer1/relu', 'layer2/relu']);
+  const nested = parseGraphDef({ node: [{ name: 'a/b/c', op: 'Add' }] });
+  assert.deepEqual(groupsAround(nested, buildHierarchy(nested), 'a/b/c'), ['a', 'a/b']);
+});
+
+test('compute_time_of_a_group_sums_its_ops', () => {
+  const graph = parseGraphDef(def);
+  const groups = buildHierarchy(graph);
+  const times = new Map([['layer1/matmul', 10], ['layer1/relu', 5], ['x', 1]]);
+  const item = { id: 'group:layer1', kind: 'group' as const, name: 'layer1', label: 'layer1', parent: '', expanded: false };
+  assert.equal(computeTimeOf(groups, item, times), 15);
+});
+
+test('collapsing_ten_thousand_ops_is_fast', () => {
+  const node = [];
+  for (let b = 0; b < 100; b++) {
+    for (let i = 0; i < 100; i++) {
+      node.push({ name: `block${b}/op${i}`, op: 'Add', input: i ? [`block${b}/op${i - 1}`] : b ? [`block${b - 1}/op99`] : [] });
+    }
+  }
+  const t0 = Date.now();
+  const graph = parseGraphDef({ node });
+  const groups = buildHierarchy(graph);
+  const sigs = groupSignatures(graph, groups);
+  const v = collapse(graph, groups, new Set(['block3']));
+  assert.equal(v.items.length, 100 + 100);
+  assert.deepEqual([...repeatedSignatures(groups, sigs).values()], [100]); // all blocks alike
+  assert.ok(Date.now() - t0 < 2000, `took ${Date.now() - t0} ms`);
+});
+
+test('layout_places_clusters_around_their_children', () => {
+  const result = computeLayout({
+    id: 1,
+    nodes: [
+      { id: 'g', width: 0, height: 0, parent: '', cluster: true },
+      { id: 'a', width: 50, height: 20, parent: 'g', cluster: false },
+      { id: 'b', width: 50, height: 20, parent: 'g', cluster: false },
+      { id: 'c', width: 50, height: 20, parent: '', cluster: false }
+    ],
+    edges: [{ src: 'a', dst: 'b' }, { src: 'b', dst: 'c' }]
+  });
+  const g = result.boxes['g'];
+  for (const id of ['a', 'b']) {
+    const n = result.boxes[id];
+    assert.ok(n.x - n.width / 2 >= g.x - g.width / 2 && n.y + n.height / 2 <= g.y + g.height / 2, id);
+  }
+  assert.ok(result.boxes['a'].y < result.boxes['b'].y && result.boxes['b'].y < result.boxes['c'].y);
+  assert.equal(result.edges.length, 2);
+});
+
+test('a_flat_scope_of_ten_thousand_ops_is_split_and_lays_out', () => {
+  const node = Array.from({ length: 10000 }, (_, i) => ({ name: `big/op${i}`, op: 'Add', input: i ? [`big/op${i - 1}`] : [] }));
+  const graph = parseGraphDef({ node });
+  const groups = buildHierarchy(graph);
+  const big = groups.get('big')!;
+  assert.equal(big.size, 10000);
+  assert.ok(big.groups.length <= MAX_CHILDREN && big.ops.length === 0);
+  assert.ok(big.groups.every(p => groups.get(p)!.synthetic && groups.get(p)!.ops.length <= MAX_CHILDREN));
+  assert.equal(big.groups[0], 'big/[op0 … op199]', 'natural name order');
+  const around = groupsAround(graph, groups, 'big/op4321');
+  assert.deepEqual(around, ['big', 'big/[op4200 … op4399]']);
+  const v = collapse(graph, groups, new Set(around));
+  assert.ok(v.items.length <= 2 * MAX_CHILDREN + 1);
+  assert.ok(v.items.some(i => i.id === 'op:big/op4321'));
+  const t0 = Date.now();
+  const result = computeLayout({
+    id: 2,
+    nodes: v.items.map(i => ({ id: i.id, width: 60, height: 26, parent: i.parent, cluster: i.expanded })),
+    edges: v.edges
+  });
+  assert.ok(result.boxes['op:big/op4321'], 'laid out without overflowing the stack');
+  assert.ok(Date.now() - t0 < 15000, `layout took ${Date.now() - t0} ms`);
+});

@@ -1,0 +1,151 @@
+"""The board's view of log directories: one tailing ``LogReader`` per directory, plus traces.
+
+Event logs are read by ``nbflow.summary.reader.LogReader`` (the same reader the notebook
+widgets use); this module keeps one reader per log directory for the whole server, reloads it
+at most every ``min_interval`` seconds (a poll of the panel makes one request per tag), and
+adds what the board shows beyond summaries: traces. A trace is either
+
+    a Chrome trace JSON file in a run's folder (``*trace*.json``, ``*timeline*.json``), or
+    a step's RunMetadata logged with ``FileWriter.add_run_metadata(..., tag)``, converted to
+    Chrome trace JSON with ``nbflow.runtime.timeline.Timeline``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from nbflow.board.paths import resolve_inside
+from nbflow.summary.reader import LogReader
+
+
+def is_trace_file(name: str) -> bool:
+    lowered = name.lower()
+    return lowered.endswith(".json") and ("trace" in lowered or "timeline" in lowered)
+
+
+class LogDirectory:
+    """A log directory's runs, reloaded incrementally and lazily."""
+
+    def __init__(self, path: Path, min_interval: float = 0.25):
+        self.path = path
+        self.reader = LogReader(str(path))
+        self.min_interval = min_interval
+        self._last_reload = -float("inf")
+        self._lock = threading.Lock()
+
+    def reload(self, force: bool = False) -> LogDirectory:
+        """Read what was appended; skipped if the last reload is under ``min_interval`` old."""
+        with self._lock:
+            now = time.monotonic()
+            if force or now - self._last_reload >= self.min_interval:
+                self.reader.reload()
+                self._last_reload = now
+        return self
+
+    def runs(self) -> list[str]:
+        """Runs with event files, and folders holding only trace files."""
+        names = set(self.reader.runs())
+        for dirpath, dirnames, filenames in os.walk(self.path):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            if any(is_trace_file(f) for f in filenames):
+                names.add(Path(dirpath).relative_to(self.path).as_posix())
+        return sorted(names)
+
+    def has_events(self, run: str) -> bool:
+        return run in self.reader.runs()
+
+    def trace_files(self, run: str) -> list[str]:
+        folder = resolve_inside(self.path, run)
+        if not folder.is_dir():
+            return []
+        return sorted(f for f in os.listdir(folder) if is_trace_file(f))
+
+    def trace_names(self, run: str) -> list[str]:
+        tagged = self.reader.run(run).run_metadata if self.has_events(run) else {}
+        return self.trace_files(run) + sorted(tagged)
+
+    def trace(self, run: str, name: str) -> Any:
+        """A trace as Chrome trace JSON, by file name or run-metadata tag; KeyError if none."""
+        if name in self.trace_files(run):
+            path = resolve_inside(self.path, f"{run}/{name}")  # refuses a symlink leading out
+            return json.loads(path.read_text())
+        if self.has_events(run) and name in self.reader.run(run).run_metadata:
+            return chrome_trace_of_run_metadata(self.reader.run(run).run_metadata[name])
+        raise KeyError(name)
+
+    def tags(self, run: str) -> dict[str, Any]:
+        if not self.has_events(run):
+            return {
+                "scalars": [],
+                "histograms": [],
+                "images": [],
+                "graph": False,
+                "traces": self.trace_names(run),
+            }
+        data = self.reader.run(run)
+        return {
+            "scalars": sorted(data.scalars_raw),
+            "histograms": sorted(data.histograms),
+            "images": sorted(data.images),
+            "graph": data.graph is not None,
+            "traces": self.trace_names(run),
+        }
+
+
+def chrome_trace_of_run_metadata(data: bytes) -> Any:
+    """Chrome trace JSON of a serialised RunMetadata, via ``nbflow.runtime.timeline``."""
+    from nbflow.framework import protos
+    from nbflow.runtime.timeline import Timeline
+
+    metadata = protos.RunMetadata.FromString(data)
+    trace = Timeline(step_stats_of_proto(metadata.step_stats)).generate_chrome_trace_format()
+    return json.loads(trace) if isinstance(trace, str) else trace
+
+
+def step_stats_of_proto(proto: Any) -> Any:
+    """nbflow's ``StepStats`` from a StepStats proto. The proto has no op type or inputs; they
+    are read back from the timeline label, which nbflow writes as ``name = Op(in1, in2)``."""
+    from nbflow.runtime import step_stats
+
+    devices = []
+    for dev in proto.dev_stats:
+        nodes = []
+        for n in dev.node_stats:
+            _, _, call = n.timeline_label.partition(" = ")
+            op_type, _, rest = call.partition("(")
+            inputs = [i.strip() for i in rest.rstrip(")").split(",") if i.strip()]
+            nodes.append(
+                step_stats.NodeExecStats(
+                    node_name=n.node_name,
+                    op_type=op_type,
+                    all_start_micros=n.all_start_micros,
+                    op_start_rel_micros=n.op_start_rel_micros,
+                    op_end_rel_micros=n.op_end_rel_micros,
+                    all_end_rel_micros=n.all_end_rel_micros,
+                    timeline_label=n.timeline_label,
+                    thread_id=n.thread_id,
+                    input_names=inputs,
+                )
+            )
+        devices.append(step_stats.DeviceStepStats(device=dev.device, node_stats=nodes))
+    return step_stats.StepStats(dev_stats=devices)
+
+
+class LogCache:
+    """``LogDirectory``s by real path, shared by all requests of one server."""
+
+    def __init__(self) -> None:
+        self._dirs: dict[Path, LogDirectory] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: Path) -> LogDirectory:
+        with self._lock:
+            log = self._dirs.get(path)
+            if log is None:
+                log = self._dirs[path] = LogDirectory(path)
+        return log.reload()

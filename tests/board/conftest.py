@@ -1,0 +1,121 @@
+"""A real Jupyter server (or JupyterLab) on 127.0.0.1 with a random token, for the board tests."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.board.training_logs import write_run
+
+BASE_URL = "/user/someone/"
+
+
+@dataclass
+class Server:
+    url: str  # http://127.0.0.1:PORT/user/someone/
+    token: str
+    root: Path
+    process: subprocess.Popen
+    log: Path
+
+    def api(self, route: str, token: str | None = "", **query: str) -> str:
+        """URL of a board route; the token goes in the query unless ``token=None``."""
+        params = dict(query)
+        if token is not None:
+            params["token"] = token or self.token
+        return f"{self.url}nbflow/api/{route}?{urllib.parse.urlencode(params)}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(condition, timeout: float, what: str, interval: float = 0.05):
+    """Poll ``condition`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = condition()
+        if result:
+            return result
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+def start_jupyter(root: Path, app: str, tmp: Path, extra: list[str] = ()) -> Server:
+    token = secrets.token_hex(16)
+    port = free_port()
+    log = tmp / f"jupyter-{app}.log"
+    env = dict(
+        os.environ,
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
+    )
+    module = "jupyterlab" if app == "lab" else "jupyter_server"
+    command = [
+        sys.executable, "-m", module,
+        "--ip=127.0.0.1", f"--port={port}", "--no-browser", "--allow-root",
+        f"--ServerApp.token={token}", f"--ServerApp.root_dir={root}",
+        f"--ServerApp.base_url={BASE_URL}", "--ServerApp.port_retries=0",
+        *extra,
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}{BASE_URL}"
+
+    def ready() -> bool:
+        if process.poll() is not None:
+            raise RuntimeError(f"jupyter {app} exited:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{url}api/status?token={token}", timeout=2) as r:
+                return r.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
+
+    wait_until(ready, 60, f"jupyter {app} to answer on {url}", interval=0.2)
+    return Server(url, token, root, process, log)
+
+
+def stop(server: Server) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def board_root(tmp_path_factory) -> Path:
+    """root/logs/{train,eval} written by real nbflow runs, plus a secret outside the root."""
+    base = tmp_path_factory.mktemp("board")
+    root = base / "root"
+    (root / "logs" / "train").mkdir(parents=True)
+    (root / "logs" / "eval").mkdir(parents=True)
+    write_run(root / "logs" / "train", steps=30)
+    write_run(root / "logs" / "eval", steps=10)
+    outside = base / "outside"
+    (outside / "run").mkdir(parents=True)
+    write_run(outside / "run", steps=3)
+    (root / "escape").symlink_to(outside, target_is_directory=True)
+    (root / "logs" / "train" / "leak.trace.json").symlink_to(outside / "run" / "step0.trace.json")
+    return root
+
+
+@pytest.fixture(scope="module")
+def jupyter_server(board_root, tmp_path_factory) -> Iterator[Server]:
+    server = start_jupyter(board_root, "server", tmp_path_factory.mktemp("server"))
+    yield server
+    stop(server)

@@ -1,0 +1,234 @@
+"""The nbflow Board in real headless Chromium against `jupyter lab` (Debian's chromium package,
+driven by Python Playwright; never `playwright install`). Screenshots go to test-artifacts/board/.
+
+One JupyterLab serves a root whose logs/ were written by real nbflow runs; the tests open the
+Board from the command registry, check the graph's scope groups and expanding one, the scalar
+point count, live updates while a background run writes more, histograms, images, the EEG
+timeline, restoring on reload, the MIME renderer used by `%dataflow_board`, and that the
+console shows no errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.board.conftest import start_jupyter, stop
+from tests.board.training_logs import LOSS_TAG, write_run
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "board"
+TIMEOUT_MS = 20_000
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lab")
+    root = tmp / "root"
+    for run, steps in (("train", 30), ("eval", 10)):
+        (root / "logs" / run).mkdir(parents=True)
+        write_run(root / "logs" / run, steps=steps)
+    write_big_graph(root / "big", 10_000)
+    server = start_jupyter(root, "lab", tmp, ["--LabApp.expose_app_in_browser=True"])
+    yield server
+    stop(server)
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+            ],
+        )  # fmt: skip
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.errors = []
+        page.on("console", lambda m: m.type == "error" and page.errors.append(m.text))
+        page.on("pageerror", lambda e: page.errors.append(str(e)))
+        page.goto(f"{lab.url}lab?token={lab.token}")
+        wait_for_app(page)
+        yield page
+        context.close()
+        browser.close()
+
+
+def write_big_graph(logdir: Path, n: int) -> None:
+    """A GraphDef of ``n`` ops in one flat scope "big" (a chain), as FileWriter logs it."""
+    import nbflow.summary as summary
+
+    node = [
+        {"name": f"big/op{i}", "op": "Add", "input": [f"big/op{i - 1}"] if i else [], "device": ""}
+        for i in range(n)
+    ]
+    summary.FileWriter(str(logdir), graph_def={"node": node, "versions": {"producer": 1}}).close()
+
+
+def wait_for_app(page) -> None:
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('nbflow:open-board')"
+    )
+    page.wait_for_selector(".jp-LabShell")
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+
+
+def open_board(page, logdir: str) -> None:
+    page.evaluate(
+        "(logdir) => window.jupyterapp.commands.execute('nbflow:open-board', {logdir})", logdir
+    )
+
+
+def board(page, logdir: str):
+    return page.locator(f".nbflow-board:has(input.nbflow-logdir[value='{logdir}'])")
+
+
+def test_graph_shows_scope_groups_and_expands_one(page):
+    open_board(page, "logs")
+    b = board(page, "logs")
+    b.locator(".nbflow-graph[data-state='ready']").wait_for()
+    for scope in ("layer1", "layer2", "loss"):
+        b.locator(f".nbflow-group[data-name='{scope}']").wait_for()
+    assert b.locator(".nbflow-op[data-name='layer1/MatMul']").count() == 0
+    assert b.locator(".nbflow-graph").get_attribute("data-layout-engine") == "worker"
+    # layer1 and layer2 have the same structure: marked alike
+    sig = b.locator(".nbflow-group[data-name='layer1']").get_attribute("data-signature")
+    assert sig and sig == b.locator(".nbflow-group[data-name='layer2']").get_attribute(
+        "data-signature"
+    )
+    shot(page, "graph-collapsed")
+    b.locator(".nbflow-group[data-name='layer1'] text").first.click()
+    b.locator(".nbflow-cluster[data-name='layer1']").wait_for()
+    b.locator(".nbflow-op[data-name='layer1/MatMul']").wait_for()
+    b.locator(".nbflow-graph[data-state='ready']").wait_for()
+    b.locator(".nbflow-op[data-name='layer1/MatMul']").click()
+    details = b.locator(".nbflow-graph-details")
+    assert "MatMul" in details.inner_text()
+    b.locator("select.nbflow-graph-color").select_option("compute")
+    shot(page, "graph-expanded")
+
+
+def test_scalars_show_every_logged_point_and_update_live(page, lab):
+    b = board(page, "logs")
+    b.locator("button.nbflow-tab[data-tab='Scalars']").click()
+    line = b.locator(f".nbflow-chart[data-tag='{LOSS_TAG}'] path.nbflow-line[data-run='train']")
+    line.wait_for()
+    assert line.get_attribute("data-points") == "30"
+    shot(page, "scalars")
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "tests.board.training_logs", str(lab.root / "logs" / "train"),
+         "--start", "30", "--steps", "10", "--delay", "0.05"],
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    try:
+        page.wait_for_function(
+            "(sel) => { const p = document.querySelector(sel); return p && p.getAttribute('data-points') === '40'; }",
+            arg=f".nbflow-chart[data-tag='{LOSS_TAG}'] path.nbflow-line[data-run='train']",
+        )
+    finally:
+        writer.wait(30)
+    shot(page, "scalars-live")
+
+
+def test_histograms_images_and_timeline_render(page):
+    b = board(page, "logs")
+    b.locator("button.nbflow-tab[data-tab='Histograms']").click()
+    b.locator(".nbflow-histograms path.nbflow-hist-row").first.wait_for()
+    shot(page, "histograms")
+    b.locator("button.nbflow-tab[data-tab='Images']").click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('img.nbflow-image')].some(i => i.complete && i.naturalWidth === 8)"
+    )
+    shot(page, "images")
+    b.locator("button.nbflow-tab[data-tab='Timeline']").click()
+    b.locator(".nbflow-eeg rect.nbflow-eeg-op").first.wait_for()
+    assert b.locator(".nbflow-eeg-row").count() >= 1
+    shot(page, "timeline")
+
+
+def test_mime_output_opens_the_board_on_its_logdir(page, lab):
+    notebook = {
+        "cells": [{
+            "cell_type": "code", "execution_count": 1, "metadata": {}, "source": "%dataflow_board logs/eval",
+            "outputs": [{"output_type": "display_data", "metadata": {},
+                         "data": {"application/vnd.nbflow.board+json": {"logdir": str(lab.root / "logs" / "eval"),
+                                                                  "bookkeeping": {"opTypes": ["NoOp"]}},
+                                  "text/plain": "nbflow Board on logs/eval"}}],
+        }],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    request = urllib.request.Request(
+        f"{lab.url}api/contents/board.ipynb?token={lab.token}",
+        data=json.dumps({"type": "notebook", "content": notebook}).encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request, timeout=10).close()
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'board.ipynb', factory: 'Notebook'})"
+    )
+    b = board(page, "logs/eval")
+    b.locator(".nbflow-graph[data-state='ready']").wait_for()
+    b.locator(".nbflow-group[data-name='layer1']").wait_for()
+    # the bookkeeping rules sent from the kernel set the init NoOp aside
+    b.locator(".nbflow-aside-item[data-name='init']").wait_for()
+    assert b.locator(".nbflow-op[data-name='init']").count() == 0
+    shot(page, "mime-opened")
+
+
+def test_ten_thousand_ops_stay_responsive(page):
+    """Layout runs in the worker: the page keeps answering while a large scope is laid out."""
+    open_board(page, "big")
+    b = board(page, "big")
+    b.locator(".nbflow-group[data-name='big']").wait_for()
+    page.evaluate(
+        """() => { window.__gaps = []; let last = performance.now();
+        window.__ticker = setInterval(() => { const now = performance.now();
+          window.__gaps.push(now - last); last = now; }, 20); }"""
+    )
+    b.locator(".nbflow-group[data-name='big'] text").first.click()
+    chunk = b.locator(".nbflow-group[data-name='big/[op0 … op199]']")
+    chunk.wait_for()
+    chunk.locator("text").first.click()
+    b.locator(".nbflow-op[data-name='big/op123']").wait_for()
+    b.locator(".nbflow-graph[data-state='ready']").wait_for()
+    worst = page.evaluate(
+        "() => { clearInterval(window.__ticker); return Math.max(...window.__gaps); }"
+    )
+    assert worst < 1000, f"main thread blocked for {worst:.0f} ms"
+    b.locator("input.nbflow-graph-search").fill("op9876")
+    b.locator(".nbflow-search-result").first.click()
+    b.locator(".nbflow-op.nbflow-selected[data-name='big/op9876']").wait_for()
+    shot(page, "graph-10k")
+
+
+def test_board_is_restored_after_reload_without_console_errors(page):
+    page.reload()
+    wait_for_app(page)
+    for logdir in (
+        "logs",
+        "logs/eval",
+        "big",
+    ):  # both boards come back; one of them is the active tab
+        board(page, logdir).locator(".nbflow-graph[data-state='ready']").wait_for(state="attached")
+    shot(page, "restored")
+    assert page.errors == []
