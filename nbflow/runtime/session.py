@@ -541,8 +541,28 @@ class BaseSession:
         raise errors.UnimplementedError(None, None, "Session.reset applies to remote targets")
 
 
+_session_targets: dict[str, Callable[..., Any]] = {}
+
+
+def register_session_target(scheme: str, factory: Callable[..., Any]) -> None:
+    """Serve ``tf.Session("scheme://...")`` with ``factory(target, graph, config)``
+    (``nbflow.distributed`` registers ``nbflow://``)."""
+    _session_targets[scheme] = factory
+
+
 class Session(BaseSession):
     """``tf.Session``: use it as a context manager or call ``close()``."""
+
+    def __new__(cls, target: str = "", graph: Graph | None = None, config: Any = None):
+        scheme = target.partition("://")[0] if target else ""
+        if scheme == "nbflow" and scheme not in _session_targets:
+            import importlib
+
+            importlib.import_module("nbflow.distributed")  # registers its target (layer above)
+        factory = _session_targets.get(scheme)
+        if factory is not None:
+            return factory(target, graph, config)  # not a Session: __init__ is not re-run
+        return super().__new__(cls)
 
 
 class InteractiveSession(BaseSession):

@@ -1,0 +1,506 @@
+"""``Cluster``: TensorFlow tasks on the workers of a Dask cluster.
+
+Dask starts, places, monitors and connects the processes; nbflow only asks it for workers and
+installs its plugin (``plugin.NbflowPlugin``) in them. A ``Cluster`` wraps a
+``distributed.Client``:
+
+    Cluster.local(n_workers=2)            an embedded LocalCluster with worker processes
+    Cluster.from_client(client)           any client the user made
+    Cluster.from_address("tcp://...")     an existing scheduler
+    Cluster.from_gateway("http://...")    a new cluster from a dask-gateway server
+
+``create_tasks({"ps": 1, "worker": 2})`` creates one ``TaskServer`` per task, spreading them
+round-robin over the Dask workers (parameter servers first, so they land on different
+workers), and records the task directory in the scheduler's metadata so other clients — a
+training loop submitted into the cluster, another notebook — can ``attach``. ``target`` is the
+``tf.Session`` target of the cluster.
+
+Health: ``check_health`` pings every task's worker; a background thread does so periodically.
+``ensure_tasks`` recreates tasks whose worker died (the nanny restarts the process, Dask
+re-installs the plugin) on a live worker, bumping ``generation`` so sessions re-register their
+subgraphs. State does not survive a lost task: checkpoints restore it (OSDI §4.3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from distributed import Client
+
+from nbflow import errors
+from nbflow.devices.device import Device
+from nbflow.distributed.plugin import PLUGIN_NAME, NbflowPlugin
+from nbflow.train.server_lib import ClusterSpec
+
+_METADATA_KEY = ("nbflow", "tasks")
+_clusters: dict[str, Cluster] = {}
+_clusters_lock = threading.Lock()
+
+
+@dataclass
+class TaskInfo:
+    """Where a task lives and how it is doing."""
+
+    name: str
+    address: str  # the Dask worker hosting it
+    incarnation: str
+    devices: list[str]
+    pid: int = 0
+    device_count: dict[str, int] = field(default_factory=dict)
+    healthy: bool = True
+    last_seen: float = 0.0
+    restarts: int = 0
+
+    @property
+    def job(self) -> str:
+        return self.name.split("/")[1].split(":", 1)[1]
+
+
+def task_name(job: str, index: int) -> str:
+    return f"/job:{job}/replica:0/task:{index}"
+
+
+class Cluster:
+    """TensorFlow tasks on a Dask cluster (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: Client,
+        dask_cluster: Any = None,
+        gateway: Any = None,
+        owns: bool = False,
+        health_interval: float | None = 2.0,
+    ):
+        self.client = client
+        self.dask_cluster = dask_cluster
+        self.gateway = gateway
+        self._owns = owns
+        self.tasks: dict[str, TaskInfo] = {}
+        self.generation = 0
+        self._lock = threading.RLock()
+        self._closed = False
+        self._stop = threading.Event()
+        client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
+        self._load_directory()
+        with _clusters_lock:
+            _clusters[self.target] = self
+        self._health_thread: threading.Thread | None = None
+        if health_interval:
+            self._health_thread = threading.Thread(
+                target=self._watch, args=(health_interval,), daemon=True, name="nbflow-health"
+            )
+            self._health_thread.start()
+
+    # --- construction ----------------------------------------------------------------------
+    @classmethod
+    def local(
+        cls,
+        n_workers: int = 2,
+        threads_per_worker: int = 1,
+        memory_limit: str | int = "2GiB",
+        dashboard: bool = False,
+        security: Any = None,
+        spec: Any = None,
+        health_interval: float | None = 2.0,
+        **kwargs: Any,
+    ) -> Cluster:
+        """An embedded ``LocalCluster`` of worker processes on 127.0.0.1 (``kwargs`` go to
+        ``LocalCluster``)."""
+        from distributed import LocalCluster
+
+        options: dict[str, Any] = dict(
+            n_workers=n_workers,
+            threads_per_worker=threads_per_worker,
+            processes=True,
+            host="127.0.0.1",
+            scheduler_port=0,
+            dashboard_address="127.0.0.1:0" if dashboard else None,
+            memory_limit=memory_limit,
+        )
+        if security is not None:
+            options.update(security=security, protocol="tls://")
+        options.update(kwargs)
+        dask_cluster = LocalCluster(**options)
+        client = Client(dask_cluster, security=security)
+        cluster = cls(client, dask_cluster=dask_cluster, owns=True, health_interval=health_interval)
+        if spec is not None:
+            cluster.create_tasks(spec)
+        return cluster
+
+    @classmethod
+    def from_client(cls, client: Client, spec: Any = None, **kwargs: Any) -> Cluster:
+        cluster = cls(client, **kwargs)
+        if spec is not None:
+            cluster.create_tasks(spec, missing_only=True)
+        return cluster
+
+    @classmethod
+    def from_address(
+        cls, address: str, security: Any = None, spec: Any = None, **kwargs: Any
+    ) -> Cluster:
+        client = Client(address, security=security)
+        cluster = cls(client, owns=True, **kwargs)
+        if spec is not None:
+            cluster.create_tasks(spec, missing_only=True)
+        return cluster
+
+    @classmethod
+    def from_gateway(
+        cls,
+        address: str | None = None,
+        proxy_address: str | None = None,
+        n_workers: int = 2,
+        spec: Any = None,
+        auth: Any = None,
+        cluster_options: Any = None,
+        timeout: float = 120,
+        **kwargs: Any,
+    ) -> Cluster:
+        """A new cluster from a dask-gateway server, scaled to ``n_workers``; ``close`` shuts
+        it down."""
+        from dask_gateway import Gateway
+
+        gateway = Gateway(address, proxy_address=proxy_address, auth=auth)
+        gateway_cluster = (
+            gateway.new_cluster(cluster_options) if cluster_options else gateway.new_cluster()
+        )
+        try:
+            gateway_cluster.scale(n_workers)
+            client = gateway_cluster.get_client(set_as_default=False)
+            client.wait_for_workers(n_workers, timeout=timeout)
+            cluster = cls(
+                client, dask_cluster=gateway_cluster, gateway=gateway, owns=True, **kwargs
+            )
+        except BaseException:
+            gateway_cluster.shutdown()
+            gateway.close()
+            raise
+        if spec is not None:
+            cluster.create_tasks(spec)
+        return cluster
+
+    @classmethod
+    def attach(cls, client: Client | None = None, **kwargs: Any) -> Cluster:
+        """The cluster of an existing client (default: the worker's, inside a Dask task), with
+        the tasks its scheduler's metadata lists."""
+        if client is None:
+            from distributed import get_client
+
+            client = get_client()
+        target = _target_of(client)
+        with _clusters_lock:
+            found = _clusters.get(target)
+        if found is not None and not found._closed:
+            return found
+        kwargs.setdefault("health_interval", None)
+        return cls(client, **kwargs)
+
+    # --- names -----------------------------------------------------------------------------
+    @property
+    def target(self) -> str:
+        """The ``tf.Session`` target: ``nbflow://`` and the scheduler address."""
+        return _target_of(self.client)
+
+    @property
+    def dashboard_link(self) -> str:
+        try:
+            return self.client.dashboard_link or ""
+        except Exception:  # noqa: BLE001 - no dashboard running
+            return ""
+
+    def devices(self, first_task: str | None = None) -> list[Device]:
+        """Stand-ins for every task's devices, ``first_task``'s first (placement prefers it)."""
+        with self._lock:
+            names = list(self.tasks)
+        if first_task is None:
+            first_task = next((n for n in names if "/job:worker/" in n), names[0] if names else "")
+        names.sort(key=lambda n: (n != first_task, n))
+        return [Device(d) for n in names for d in self.tasks[n].devices]
+
+    def routes(self) -> dict[str, str]:
+        with self._lock:
+            return {n: t.address for n, t in self.tasks.items()}
+
+    # --- tasks -----------------------------------------------------------------------------
+    def create_tasks(
+        self,
+        spec: Any,
+        device_count: dict[str, int] | None = None,
+        missing_only: bool = False,
+        timeout: float = 60,
+    ) -> dict[str, TaskInfo]:
+        """Create the tasks of ``spec`` (a ClusterSpec or dict) on the Dask workers."""
+        spec = ClusterSpec(spec)
+        jobs = sorted(spec.jobs, key=lambda j: (j != "ps", spec.jobs.index(j)))
+        wanted = [task_name(j, i) for j in jobs for i in spec.task_indices(j)]
+        with self._lock:
+            if missing_only:
+                wanted = [n for n in wanted if n not in self.tasks]
+            workers = self._live_workers(timeout)
+            load = {w: 0 for w in workers}
+            for t in self.tasks.values():
+                if t.address in load and t.name not in wanted:
+                    load[t.address] += 1
+            for name in wanted:
+                address = min(workers, key=lambda w: (load[w], workers.index(w)))
+                load[address] += 1
+                self.tasks[name] = self._create(name, address, device_count or {"CPU": 1})
+            self._save_directory()
+            self.generation += 1
+            return dict(self.tasks)
+
+    def _create(self, name: str, address: str, device_count: dict[str, int]) -> TaskInfo:
+        reply = self.call(address, "nbflow_create_task", task=name, device_count=device_count)
+        return TaskInfo(
+            name=name,
+            address=address,
+            incarnation=reply["incarnation"],
+            devices=list(reply["devices"]),
+            pid=reply["pid"],
+            device_count=dict(device_count),
+            last_seen=time.time(),
+        )
+
+    def _live_workers(self, timeout: float) -> list[str]:
+        """Addresses of workers that answer, waiting up to ``timeout`` for at least one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            workers = sorted(_scheduler_workers(self.client))
+            replies = self._ping(workers, timeout=5.0)
+            live = [w for w in workers if replies.get(w) is not None]
+            if live:
+                return live
+            if time.monotonic() > deadline:
+                raise errors.UnavailableError(
+                    None, None, f"No live Dask worker for nbflow tasks after {timeout:.0f} s"
+                )
+            self._stop.wait(0.1)
+
+    def _ping(self, addresses: list[str], timeout: float = 2.0) -> dict[str, dict | None]:
+        async def one(address: str) -> dict | None:
+            try:
+                return await asyncio.wait_for(self.client.rpc(address).nbflow_ping(), timeout)
+            except Exception:  # noqa: BLE001 - unreachable: unhealthy
+                return None
+
+        async def all_of() -> list:
+            return await asyncio.gather(*(one(a) for a in addresses))
+
+        if not addresses:
+            return {}
+        return dict(zip(addresses, self.client.sync(all_of)))
+
+    def check_health(self) -> dict[str, bool]:
+        """Ping every task; mark each healthy when its worker answers and still hosts it."""
+        with self._lock:
+            tasks = list(self.tasks.values())
+        replies = self._ping(sorted({t.address for t in tasks}))
+        now = time.time()
+        for t in tasks:
+            reply = replies.get(t.address)
+            hosted = reply is not None and reply["tasks"].get(t.name, {}).get("incarnation")
+            t.healthy = hosted == t.incarnation
+            if t.healthy:
+                t.last_seen = now
+        return {t.name: t.healthy for t in tasks}
+
+    def ensure_tasks(self, timeout: float = 60) -> list[str]:
+        """Recreate lost tasks on live workers; returns the names recreated."""
+        with self._lock:
+            health = self.check_health()
+            lost = [name for name, ok in health.items() if not ok]
+            if not lost:
+                return []
+            workers = self._live_workers(timeout)
+            load = {w: 0 for w in workers}
+            for t in self.tasks.values():
+                if t.name not in lost and t.address in load:
+                    load[t.address] += 1
+            for name in lost:
+                old = self.tasks[name]
+                address = min(workers, key=lambda w: (load[w], workers.index(w)))
+                load[address] += 1
+                new = self._create(name, address, old.device_count or {"CPU": 1})
+                new.restarts = old.restarts + 1
+                self.tasks[name] = new
+            self._save_directory()
+            self.generation += 1
+            return lost
+
+    def lost_tasks(self, names: list[str]) -> list[str]:
+        with self._lock:
+            return [n for n in names if n in self.tasks and not self.tasks[n].healthy]
+
+    def reset(self, containers: list[str] | None = None) -> None:
+        """Drop resource containers (variables, queues) on every task."""
+        for t in list(self.tasks.values()):
+            self.call(t.address, "nbflow_reset", task=t.name, containers=containers)
+
+    def _watch(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            try:
+                self.check_health()
+            except Exception:  # noqa: BLE001 - the client is closing; next round decides
+                if self._closed:
+                    return
+
+    # --- the scheduler's record of tasks ----------------------------------------------------
+    def _save_directory(self) -> None:
+        self.client.set_metadata(list(_METADATA_KEY), {n: asdict(t) for n, t in self.tasks.items()})
+
+    def _load_directory(self) -> None:
+        try:
+            found = self.client.get_metadata(list(_METADATA_KEY), default=None)
+        except Exception:  # noqa: BLE001 - an older scheduler without metadata
+            found = None
+        for name, info in (found or {}).items():
+            self.tasks[name] = TaskInfo(**info)
+
+    # --- messages ----------------------------------------------------------------------------
+    def call(self, address: str, handler: str, **kwargs: Any) -> Any:
+        """Call an nbflow handler of the worker at ``address`` and wait for the reply."""
+
+        async def go() -> Any:
+            return await getattr(self.client.rpc(address), handler)(**kwargs)
+
+        reply = self.client.sync(go)
+        if isinstance(reply, dict) and reply.get("status") == "error":
+            raise getattr(errors, reply["error"], errors.InternalError)(
+                None, None, reply["message"]
+            )
+        return reply
+
+    # --- sessions and loops ----------------------------------------------------------------
+    def session(self, graph: Any = None, config: Any = None, task: str | None = None) -> Any:
+        from nbflow.distributed.session import DistributedSession
+
+        return DistributedSession(self, graph=graph, config=config, task=task)
+
+    def run_in_cluster(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run ``fn(cluster, *args, **kwargs)`` on a Dask worker (a training loop kept next to
+        the tasks when the client is far away); returns its result."""
+        future = self.client.submit(_run_attached, fn, args, kwargs, pure=False)
+        return future.result()
+
+    # --- status ------------------------------------------------------------------------------
+    def summary(self) -> str:
+        """A text table: tasks, their Dask workers, devices and health."""
+        lines = [f"nbflow cluster {self.target}", f"dashboard: {self.dashboard_link or '-'}"]
+        for t in sorted(self.tasks.values(), key=lambda t: t.name):
+            state = "ok" if t.healthy else "LOST"
+            lines.append(
+                f"  {t.name:32} {state:4} worker {t.address} pid {t.pid} "
+                f"devices {', '.join(d.rsplit('/', 1)[-1] for d in t.devices)}"
+                + (f" restarts {t.restarts}" if t.restarts else "")
+            )
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(str(v))}</td>"
+                for v in (
+                    t.name,
+                    "ok" if t.healthy else "LOST",
+                    t.address,
+                    t.pid,
+                    ", ".join(d.rsplit("/", 1)[-1] for d in t.devices),
+                    t.restarts,
+                )
+            )
+            + "</tr>"
+            for t in sorted(self.tasks.values(), key=lambda t: t.name)
+        )
+        link = self.dashboard_link
+        dash = (
+            f'<a href="{html.escape(link)}" target="_blank">{html.escape(link)}</a>'
+            if link
+            else "-"
+        )
+        return (
+            f"<div><b>nbflow cluster</b> <code>{html.escape(self.target)}</code>"
+            f" — dashboard: {dash}<table><tr><th>task</th><th>health</th><th>Dask worker</th>"
+            f"<th>pid</th><th>devices</th><th>restarts</th></tr>{rows}</table></div>"
+        )
+
+    def __repr__(self) -> str:
+        return f"<nbflow.distributed.Cluster {self.target} tasks={len(self.tasks)}>"
+
+    # --- lifetime ----------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        if self._health_thread is not None:
+            self._health_thread.join(timeout=10)
+        with _clusters_lock:
+            if _clusters.get(self.target) is self:
+                del _clusters[self.target]
+        if not self._owns:
+            return
+        if self.gateway is not None:
+            self.client.close()
+            self.dask_cluster.shutdown()
+            self.gateway.close()
+            return
+        self.client.close()
+        if self.dask_cluster is not None:
+            self.dask_cluster.close()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _target_of(client: Client) -> str:
+    return f"nbflow://{client.scheduler.address}"
+
+
+def _scheduler_workers(client: Client) -> list[str]:
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:
+        info = client.scheduler_info()
+    return list(info.get("workers", {}))
+
+
+def _run_attached(fn: Any, args: tuple, kwargs: dict) -> Any:
+    return fn(Cluster.attach(), *args, **kwargs)
+
+
+def cluster_for_target(target: str) -> Cluster:
+    """The cluster a ``tf.Session`` target names: one made in this process, else attached."""
+    with _clusters_lock:
+        found = _clusters.get(target)
+    if found is not None and not found._closed:
+        return found
+    address = target[len("nbflow://") :]
+    try:
+        from distributed import get_client
+
+        client = get_client()  # inside a Dask task: the worker's client
+        if _target_of(client) == target:
+            return Cluster.attach(client)
+    except ValueError:
+        pass
+    return Cluster.from_address(address)
+
+
+_default: Cluster | None = None
+
+
+def default_cluster() -> Cluster:
+    """The process's default cluster: a small LocalCluster made on first use."""
+    global _default
+    if _default is None or _default._closed:
+        _default = Cluster.local()
+    return _default

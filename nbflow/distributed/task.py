@@ -1,0 +1,281 @@
+"""A task server: one TensorFlow task (``/job:ps/task:0``) living inside a Dask worker.
+
+A ``TaskServer`` owns its devices (each with its resource manager, so variables, queues and
+accumulators live here between steps and sessions) and the subgraphs masters registered with
+it. ``register`` imports a GraphDef once, compiles one plan per device and caches them under
+a handle; ``run_step`` runs every plan of a handle for one step id and returns the fetched
+values. Nothing here touches sockets: the Dask plugin (``plugin.py``) carries messages in and
+hands ``TaskRendezvous`` a function that pushes a tensor to another task.
+
+``TaskRendezvous`` is the step's rendezvous on this task. A Send whose destination device
+belongs to this task parks or delivers locally, as ``LocalRendezvous`` does; one whose
+destination is another task is pushed there at once (``push(task, key, value)``), so tensors
+flow task to task and never through the client. A Recv is the async kernel of
+``sendrecv_ops``: it parks a callback, and the pushed tensor arriving over the network
+completes it. The time Recvs spend parked is summed per step (communication, in the step
+timing the master reports).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nbflow import errors
+from nbflow.devices.device import Device, local_devices
+from nbflow.framework import ops as ops_lib
+from nbflow.framework.graph_def import import_graph_def
+from nbflow.framework.op_def import KernelContext
+from nbflow.runtime import executor as executor_lib
+from nbflow.runtime.plan import Plan, aliases_state, build_plan
+from nbflow.runtime.rendezvous import LocalRendezvous
+
+# Push a tensor to another task: (destination task, step id, key, value, on_error).
+Pusher = Callable[[str, int, str, Any, Callable[[BaseException], None]], None]
+
+
+def task_of(device: str) -> str:
+    """The task part of a device name: ``/job:ps/replica:0/task:0``."""
+    head, sep, _ = device.partition("/device:")
+    return head if sep else device
+
+
+class TaskRendezvous(LocalRendezvous):
+    """The rendezvous of one step on one task (see the module docstring)."""
+
+    __slots__ = ("task", "push", "copy_names", "recv_wait", "_parked_at")
+
+    def __init__(
+        self,
+        task: str,
+        step_id: int,
+        devices: dict[str, Device],
+        push: Pusher | None,
+    ):
+        super().__init__(step_id, devices)
+        self.task = task
+        self.push = push
+        self.copy_names: frozenset[str] = frozenset()
+        self.recv_wait = 0.0
+        self._parked_at: dict[str, float] = {}
+
+    def send(self, key: str, value: Any, src_device: str = "") -> None:
+        dst_task = task_of(key.split(";", 3)[2])
+        if dst_task == self.task or self.push is None:
+            super().send(key, value, src_device)
+            return
+        if self._error is not None:
+            raise self._error
+        if key.rsplit(";", 1)[-1] in self.copy_names and isinstance(value, np.ndarray):
+            value = value.copy()  # a variable's buffer: later in-place updates must not leak in
+        self.push(dst_task, self.step_id, key, value, self.abort)
+
+    def deliver(self, key: str, value: Any, src_device: str) -> None:
+        """A tensor pushed here by another task."""
+        if isinstance(value, np.ndarray) and not value.flags.writeable:
+            value = value.copy()  # kernels may update received buffers in place
+        try:
+            super().send(key, value, src_device)
+        except errors.OpError:
+            pass  # the step was aborted here already
+
+    def recv(self, key: str, callback: Callable[[Any, str, BaseException | None], None]) -> Any:
+        start = time.perf_counter()
+
+        def timed(value: Any, src: str, error: BaseException | None) -> None:
+            self.recv_wait += time.perf_counter() - start
+            callback(value, src, error)
+
+        return super().recv(key, timed)
+
+
+@dataclass
+class _DevicePart:
+    device: Device
+    plan: Plan
+    executor: Any
+    parallel: bool
+    feed_indices: list[int]  # step feed index of each plan feed
+    fetch_indices: list[int]  # step fetch index of each plan fetch
+
+
+@dataclass
+class Registered:
+    """A subgraph a master registered: its device plans and where its peers live."""
+
+    handle: str
+    parts: list[_DevicePart]
+    routes: dict[str, str]
+    copy_names: frozenset[str]
+    inline: bool = False  # plans short and Recv-free: run on the message loop itself
+    runs: int = 0
+
+
+@dataclass
+class StepReport:
+    values: dict[int, Any] = field(default_factory=dict)
+    run_s: float = 0.0
+    recv_wait_s: float = 0.0
+
+
+class TaskServer:
+    """One TensorFlow task: its devices, resources and registered subgraphs."""
+
+    def __init__(self, name: str, device_count: dict[str, int] | None = None):
+        parts = dict(p.split(":", 1) for p in name.strip("/").split("/"))
+        self.name = name
+        self.job, self.index = parts["job"], int(parts["task"])
+        self.incarnation = uuid.uuid4().hex
+        counts = {"GPU": 0, **(device_count or {"CPU": 1})}
+        self.devices = local_devices(counts, "", self.job, self.index)
+        self.devices_by_name = {d.name: d for d in self.devices}
+        self.graphs: OrderedDict[str, Registered] = OrderedDict()
+        self.pool = executor_lib.shared_pool(0)
+        self.steps_run = 0
+        self.created = time.time()
+        self._lock = threading.Lock()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "task": self.name,
+            "incarnation": self.incarnation,
+            "devices": [d.name for d in self.devices],
+            "graphs": len(self.graphs),
+            "steps": self.steps_run,
+        }
+
+    # --- registration ------------------------------------------------------------------------
+    def register(self, handle: str, spec: dict[str, Any]) -> None:
+        """Import ``spec["graph_def"]`` and compile a plan per device (cached by handle)."""
+        with self._lock:
+            if handle in self.graphs:
+                return
+        graph = ops_lib.Graph()
+        with graph.as_default():
+            import_graph_def(spec["graph_def"], name="")
+        parts = []
+        copy_names = set()
+        for part in spec["parts"]:
+            device = self.devices_by_name.get(part["device"])
+            if device is None:
+                raise errors.InvalidArgumentError(
+                    None,
+                    None,
+                    f"Task {self.name} has no device {part['device']}; it has "
+                    f"{', '.join(self.devices_by_name)}",
+                )
+            fetches = [graph.get_tensor_by_name(n) for n in part["fetches"]]
+            targets = [graph.get_operation_by_name(n) for n in part["targets"]]
+            feeds = [graph.get_tensor_by_name(n) for n in part["feeds"]]
+            plan = build_plan(fetches, targets, feeds, _binder(device))
+            for node in plan.nodes:
+                op = node.op
+                if op.type in ("_Send", "_RefSend") and aliases_state(op._inputs[0]):
+                    copy_names.add(op.get_attr("tensor_name"))
+            parallel = plan.has_async or executor_lib.has_parallel_work(plan)
+            executor = (
+                executor_lib.ParallelExecutor(plan, self.pool)
+                if parallel
+                else executor_lib.InlineExecutor(plan)
+            )
+            parts.append(
+                _DevicePart(
+                    device, plan, executor, parallel, part["feed_indices"], part["fetch_indices"]
+                )
+            )
+        registered = Registered(handle, parts, dict(spec["routes"]), frozenset(copy_names))
+        with self._lock:
+            self.graphs[handle] = registered
+            while len(self.graphs) > 256:  # old step signatures of long-gone sessions
+                self.graphs.popitem(last=False)
+
+    def deregister(self, handles: list[str]) -> None:
+        with self._lock:
+            for h in handles:
+                self.graphs.pop(h, None)
+
+    def lookup(self, handle: str) -> Registered:
+        found = self.graphs.get(handle)
+        if found is None:
+            raise errors.AbortedError(
+                None,
+                None,
+                f"Graph handle {handle} is not registered on task {self.name} "
+                f"(incarnation {self.incarnation}); the task was restarted — recreate the session",
+            )
+        return found
+
+    # --- running -----------------------------------------------------------------------------
+    def new_rendezvous(self, step_id: int, push: Pusher | None) -> TaskRendezvous:
+        return TaskRendezvous(self.name, step_id, self.devices_by_name, push)
+
+    def run_step(
+        self,
+        registered: Registered,
+        rendezvous: TaskRendezvous,
+        feeds: dict[int, Any],
+        timeout: float | None,
+    ) -> StepReport:
+        """Run all device plans of ``registered`` for one step; the first error aborts it."""
+        start = time.perf_counter()
+        rendezvous.copy_names = registered.copy_names
+        report = StepReport()
+        failures: list[BaseException] = []
+        step_id = rendezvous.step_id
+
+        def run_part(part: _DevicePart) -> None:
+            device = part.device
+            ctx = KernelContext(device.name, device.xp, device.resources, step_id, rendezvous)
+            try:
+                pfeeds = tuple(device.from_host(feeds[i]) for i in part.feed_indices)
+                if part.parallel:
+                    out = part.executor.run(ctx, pfeeds, timeout)
+                else:
+                    out = part.executor.run(ctx, pfeeds)
+                for i, value in zip(part.fetch_indices, out):
+                    report.values[i] = device.to_host(value)
+            except BaseException as exc:  # noqa: BLE001 - reported to the master
+                failures.append(exc)
+                rendezvous.abort(
+                    errors.CancelledError(None, None, f"Step cancelled: {device.name} failed")
+                )
+
+        parts = registered.parts
+        if len(parts) == 1:
+            run_part(parts[0])
+        else:
+            threads = [threading.Thread(target=run_part, args=(p,), daemon=True) for p in parts]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        registered.runs += 1
+        self.steps_run += 1
+        report.run_s = time.perf_counter() - start
+        report.recv_wait_s = rendezvous.recv_wait
+        if failures:
+            raise next(
+                (e for e in failures if not isinstance(e, errors.CancelledError)), failures[0]
+            )
+        return report
+
+
+def _binder(device: Device) -> Callable[[Any], tuple[Any, Any]]:
+    def bind(op: Any) -> tuple[Any, Any]:
+        opdef = op.op_def
+        if not opdef.has_kernel_for(device.device_type):
+            raise errors.UnimplementedError(
+                op.node_def,
+                op,
+                f"No {device.device_type} kernel registered for op {op.type} (node {op.name})",
+            )
+        return device.adapt_kernel(op, opdef.bind(op, device.device_type)), device.name
+
+    return bind
