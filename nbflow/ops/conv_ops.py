@@ -1,0 +1,448 @@
+"""Convolution, with its backward passes as ops of their own (as in TensorFlow).
+
+Kernels work in NHWC; NCHW inputs are transposed on the way in and out. A convolution is
+im2col + one matrix product: a strided view of the padded input gives every receptive field as a
+row without any Python loop over pixels (``_windows``), one copy makes it a [N*OH*OW, KH*KW*C]
+matrix, and BLAS multiplies it by the [KH*KW*C, O] filter. The input gradient is the transposed
+product scattered back with one strided add per filter tap (col2im); the filter gradient is
+``cols^T @ grad``. The geometry helpers here (padding, taps) serve ``pooling_ops`` too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from nbflow.framework import ops as ops_lib
+from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, Sample, TensorSpec
+from nbflow.framework.tensor_shape import Dimension, TensorShape
+
+Tensor = ops_lib.Tensor
+
+
+def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any], name: str | None = None):
+    return ops_lib.get_default_graph().create_op(op_type, inputs, attrs, name=name).outputs[0]
+
+
+# --- geometry -------------------------------------------------------------------------------------
+def _output_size(size: int, k: int, stride: int, dilation: int, padding: str) -> tuple[int, int]:
+    """(output size, padding before) along one spatial axis."""
+    effective = (k - 1) * dilation + 1
+    if padding == "VALID":
+        return max((size - effective) // stride + 1, 0), 0
+    if padding != "SAME":
+        raise ValueError(f"padding must be 'SAME' or 'VALID', got {padding!r}")
+    out = -(-size // stride)
+    total = max((out - 1) * stride + effective - size, 0)
+    return out, total // 2
+
+
+def _spatial(values: Any, data_format: str) -> tuple[int, int]:
+    """The H and W entries of a 4-vector (strides, ksize, dilations) in ``data_format`` order."""
+    values = list(values)
+    if len(values) != 4:
+        raise ValueError(f"expected 4 entries (one per dimension of {data_format}), got {values}")
+    return (values[2], values[3]) if data_format == "NCHW" else (values[1], values[2])
+
+
+def _to_nhwc(x: Any, data_format: str) -> Any:
+    return x.transpose(0, 2, 3, 1) if data_format == "NCHW" else x
+
+
+def _from_nhwc(x: Any, data_format: str) -> Any:
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if data_format == "NCHW" else x
+
+
+def _nhwc_dims(shape: TensorShape, data_format: str) -> list[Dimension]:
+    d = shape.with_rank(4).dims
+    if d is None:
+        return [Dimension(None)] * 4
+    return [d[0], d[2], d[3], d[1]] if data_format == "NCHW" else list(d)
+
+
+def _shape_in_format(nhwc: list[Any], data_format: str) -> TensorShape:
+    n, h, w, c = nhwc
+    return TensorShape([n, c, h, w] if data_format == "NCHW" else [n, h, w, c])
+
+
+def _infer_spatial(size: Dimension, k: Any, stride: int, dilation: int, padding: str) -> Any:
+    if size.value is None or k is None:
+        return None
+    return _output_size(size.value, int(k), stride, dilation, padding)[0]
+
+
+class _Geometry:
+    """Padding and output sizes of one convolution or pooling on an NHWC input."""
+
+    __slots__ = ("oh", "ow", "pt", "pl", "hp", "wp", "kh", "kw", "sh", "sw", "dh", "dw")
+
+    def __init__(self, h, w, kh, kw, strides, dilations, padding):
+        self.kh, self.kw = kh, kw
+        self.sh, self.sw = strides
+        self.dh, self.dw = dilations
+        self.oh, self.pt = _output_size(h, kh, self.sh, self.dh, padding)
+        self.ow, self.pl = _output_size(w, kw, self.sw, self.dw, padding)
+        # The padded extent actually read by the windows (may drop trailing rows for VALID).
+        self.hp = max((self.oh - 1) * self.sh + (kh - 1) * self.dh + 1, h + self.pt)
+        self.wp = max((self.ow - 1) * self.sw + (kw - 1) * self.dw + 1, w + self.pl)
+
+
+def _pad(x: Any, g: _Geometry, value: float = 0.0) -> Any:
+    n, h, w, c = x.shape
+    if g.pt == 0 and g.pl == 0 and g.hp == h and g.wp == w:
+        return x
+    out = np.full((n, g.hp, g.wp, c), value, dtype=x.dtype)
+    out[:, g.pt : g.pt + h, g.pl : g.pl + w, :] = x
+    return out
+
+
+def _windows(padded: Any, g: _Geometry) -> Any:
+    """A read-only [N, OH, OW, KH, KW, C] view of every receptive field (no copy)."""
+    sn, sh, sw, sc = padded.strides
+    return as_strided(
+        padded,
+        shape=(padded.shape[0], g.oh, g.ow, g.kh, g.kw, padded.shape[3]),
+        strides=(sn, sh * g.sh, sw * g.sw, sh * g.dh, sw * g.dw, sc),
+        writeable=False,
+    )
+
+
+def _im2col(x: Any, g: _Geometry) -> Any:
+    """The [N*OH*OW, KH*KW*C] matrix of receptive fields."""
+    n, c = x.shape[0], x.shape[3]
+    if g.kh == g.kw == 1 and g.sh == g.sw == 1 and g.pt == g.pl == 0:
+        return x.reshape(n * g.oh * g.ow, c)
+    return _windows(_pad(x, g), g).reshape(n * g.oh * g.ow, g.kh * g.kw * c)
+
+
+def _col2im(cols: Any, g: _Geometry, h: int, w: int) -> Any:
+    """The adjoint of _im2col: add each receptive field's entries back to its input pixels."""
+    n = cols.shape[0]
+    c = cols.shape[-1]
+    out = np.zeros((n, g.hp, g.wp, c), dtype=cols.dtype)
+    h_span = (g.oh - 1) * g.sh + 1
+    w_span = (g.ow - 1) * g.sw + 1
+    for i in range(g.kh):
+        top = i * g.dh
+        for j in range(g.kw):
+            left = j * g.dw
+            out[:, top : top + h_span : g.sh, left : left + w_span : g.sw, :] += cols[:, :, :, i, j]
+    return out[:, g.pt : g.pt + h, g.pl : g.pl + w, :]
+
+
+def _taps(g: _Geometry):
+    """For each filter tap (i, j): the slice of the padded input that tap reads for every
+    output pixel (an [N, OH, OW, C] strided view of the padded array)."""
+    h_span = (g.oh - 1) * g.sh + 1
+    w_span = (g.ow - 1) * g.sw + 1
+    for i in range(g.kh):
+        top = i * g.dh
+        for j in range(g.kw):
+            left = j * g.dw
+            yield (
+                i,
+                j,
+                (
+                    slice(None),
+                    slice(top, top + h_span, g.sh),
+                    slice(left, left + w_span, g.sw),
+                    slice(None),
+                ),
+            )
+
+
+# --- Conv2D ---------------------------------------------------------------------------------------
+_CONV_ATTRS = {
+    "strides": REQUIRED,
+    "padding": REQUIRED,
+    "data_format": "NHWC",
+    "dilations": [1, 1, 1, 1],
+    "use_cudnn_on_gpu": True,
+    "explicit_paddings": [],
+}
+
+
+def _conv_geometry(x_nhwc_shape, filter_shape, strides, dilations, padding, data_format):
+    _, h, w, _ = x_nhwc_shape
+    kh, kw = filter_shape[0], filter_shape[1]
+    return _Geometry(
+        h, w, kh, kw, _spatial(strides, data_format), _spatial(dilations, data_format), padding
+    )
+
+
+def _conv_forward(x: Any, f: Any, g: _Geometry) -> Any:
+    n = x.shape[0]
+    out_channels = f.shape[3]
+    cols = _im2col(x, g)
+    out = cols @ f.reshape(-1, out_channels)
+    return out.reshape(n, g.oh, g.ow, out_channels)
+
+
+def _conv_input_grad(dy: Any, f: Any, g: _Geometry, shape: tuple[int, ...]) -> Any:
+    """The input gradient of a convolution: each filter tap's dy @ W[i, j]^T, added back at the
+    input pixels that tap read. With few input channels one big product and col2im pay more."""
+    n, h, w, c = shape
+    kh, kw, _, out_channels = f.shape
+    rows = dy.reshape(-1, out_channels)
+    if c < 16:
+        cols = rows @ f.reshape(-1, out_channels).T
+        return _col2im(cols.reshape(n, g.oh, g.ow, kh, kw, c), g, h, w)
+    out = np.zeros((n, g.hp, g.wp, c), dtype=dy.dtype)
+    f_t = f.transpose(0, 1, 3, 2)  # [KH, KW, O, C]
+    part = np.empty((rows.shape[0], c), dtype=dy.dtype)
+    for i, j, window in _taps(g):
+        np.matmul(rows, f_t[i, j], out=part)
+        out[window] += part.reshape(n, g.oh, g.ow, c)
+    return out[:, g.pt : g.pt + h, g.pl : g.pl + w, :]
+
+
+def _conv_output_spec(input_shape, filter_shape, strides, padding, data_format, dilations, dtype):
+    n, h, w, c = _nhwc_dims(input_shape, data_format)
+    fd = filter_shape.with_rank(4).dims
+    if fd is None:
+        fd = [Dimension(None)] * 4
+    if c.value is not None and fd[2].value is not None and c.value != fd[2].value:
+        raise ValueError(f"input depth {c.value} must equal the filter's in_channels {fd[2]}")
+    sh, sw = _spatial(strides, data_format)
+    dh, dw = _spatial(dilations, data_format)
+    oh = _infer_spatial(h, fd[0].value, sh, dh, padding)
+    ow = _infer_spatial(w, fd[1].value, sw, dw, padding)
+    return TensorSpec(_shape_in_format([n, oh, ow, fd[3]], data_format), dtype)
+
+
+class Conv2D(OpDef):
+    """2-D convolution (cross-correlation) of ``input`` with ``filter`` [KH, KW, C, O]."""
+
+    inputs = ("input", "filter")
+    attrs = dict(_CONV_ATTRS)
+    cost = "expensive"
+    samples = [
+        Sample(input=(2, 5, 5, 3), filter=(3, 3, 3, 4), strides=[1, 1, 1, 1], padding="SAME"),
+        Sample(input=(1, 6, 7, 2), filter=(2, 3, 2, 3), strides=[1, 2, 2, 1], padding="VALID"),
+        Sample(
+            input=(1, 2, 6, 5),
+            filter=(3, 2, 2, 2),
+            strides=[1, 1, 2, 1],
+            padding="SAME",
+            data_format="NCHW",
+        ),
+        Sample(
+            input=(1, 7, 7, 1),
+            filter=(2, 2, 1, 2),
+            strides=[1, 1, 1, 1],
+            padding="VALID",
+            dilations=[1, 2, 2, 1],
+        ),
+    ]
+
+    def infer(
+        self,
+        input: TensorSpec,
+        filter: TensorSpec,
+        strides,
+        padding,
+        data_format,
+        dilations,
+        use_cudnn_on_gpu,
+        explicit_paddings,
+    ) -> TensorSpec:
+        if input.dtype.base_dtype is not filter.dtype.base_dtype:
+            raise TypeError(
+                f"Input 'filter' of 'Conv2D' Op has type {filter.dtype.base_dtype.name} that "
+                f"does not match type {input.dtype.base_dtype.name} of argument 'input'"
+            )
+        return _conv_output_spec(
+            input.shape,
+            filter.shape,
+            strides,
+            padding,
+            data_format,
+            dilations,
+            input.dtype.base_dtype,
+        )
+
+    def compute(
+        self,
+        ctx: KernelContext,
+        input: Any,
+        filter: Any,
+        strides,
+        padding,
+        data_format,
+        dilations,
+        use_cudnn_on_gpu,
+        explicit_paddings,
+    ) -> Any:
+        x = _to_nhwc(input, data_format)
+        g = _conv_geometry(x.shape, filter.shape, strides, dilations, padding, data_format)
+        return _from_nhwc(_conv_forward(x, filter, g), data_format)
+
+    def gradient(self, op: Any, grad: Tensor) -> list[Any]:
+        x, f = op.inputs
+        attrs = _conv_attrs(op)
+        return [
+            _create("Conv2DBackpropInput", [shape_tensor(x), f, grad], attrs),
+            _create("Conv2DBackpropFilter", [x, shape_tensor(f), grad], attrs),
+        ]
+
+
+def _conv_attrs(op: Any) -> dict[str, Any]:
+    return {k: op.get_attr(k) for k in ("strides", "padding", "data_format", "dilations")}
+
+
+def shape_tensor(t: Tensor) -> Tensor:
+    """t's shape as an int32 tensor: a constant when it is known at graph construction."""
+    from nbflow.ops import array_ops
+
+    if t.shape.is_fully_defined():
+        return array_ops.constant(np.array(t.shape.as_list(), dtype=np.int32))
+    return array_ops.shape(t)
+
+
+def _known_shape(spec: TensorSpec, rank: int) -> TensorShape:
+    if spec.value is not None:
+        return TensorShape([int(d) for d in np.asarray(spec.value)])
+    return TensorShape([None] * rank)
+
+
+class Conv2DBackpropInput(OpDef):
+    """The gradient of Conv2D with respect to its input (also conv2d_transpose)."""
+
+    inputs = ("input_sizes", "filter", "out_backprop")
+    attrs = dict(_CONV_ATTRS)
+    cost = "expensive"
+    samples = [
+        Sample(
+            input_sizes=np.array([2, 5, 5, 3], np.int32),
+            filter=(3, 3, 3, 4),
+            out_backprop=(2, 5, 5, 4),
+            strides=[1, 1, 1, 1],
+            padding="SAME",
+        ),
+        Sample(
+            input_sizes=np.array([1, 7, 7, 2], np.int32),
+            filter=(2, 3, 2, 3),
+            out_backprop=(1, 3, 3, 3),
+            strides=[1, 2, 2, 1],
+            padding="VALID",
+        ),
+        Sample(
+            input_sizes=np.array([1, 2, 6, 5], np.int32),
+            filter=(3, 2, 2, 2),
+            out_backprop=(1, 2, 6, 3),
+            strides=[1, 1, 1, 2],
+            padding="SAME",
+            data_format="NCHW",
+        ),
+    ]
+
+    def infer(
+        self,
+        input_sizes,
+        filter,
+        out_backprop,
+        strides,
+        padding,
+        data_format,
+        dilations,
+        use_cudnn_on_gpu,
+        explicit_paddings,
+    ) -> TensorSpec:
+        return TensorSpec(_known_shape(input_sizes, 4), filter.dtype.base_dtype)
+
+    def compute(
+        self,
+        ctx: KernelContext,
+        input_sizes,
+        filter,
+        out_backprop,
+        strides,
+        padding,
+        data_format,
+        dilations,
+        use_cudnn_on_gpu,
+        explicit_paddings,
+    ) -> Any:
+        sizes = [int(s) for s in input_sizes]
+        n, h, w, c = [sizes[0], sizes[2], sizes[3], sizes[1]] if data_format == "NCHW" else sizes
+        dy = _to_nhwc(out_backprop, data_format)
+        g = _conv_geometry((n, h, w, c), filter.shape, strides, dilations, padding, data_format)
+        return _from_nhwc(_conv_input_grad(dy, filter, g, (n, h, w, c)), data_format)
+
+    def gradient(self, op: Any, grad: Tensor) -> list[Any]:
+        _, f, dy = op.inputs
+        attrs = _conv_attrs(op)
+        return [
+            None,
+            _create("Conv2DBackpropFilter", [grad, shape_tensor(f), dy], attrs),
+            _create("Conv2D", [grad, f], attrs),
+        ]
+
+
+class Conv2DBackpropFilter(OpDef):
+    """The gradient of Conv2D with respect to its filter."""
+
+    inputs = ("input", "filter_sizes", "out_backprop")
+    attrs = dict(_CONV_ATTRS)
+    cost = "expensive"
+    samples = [
+        Sample(
+            input=(2, 5, 5, 3),
+            filter_sizes=np.array([3, 3, 3, 4], np.int32),
+            out_backprop=(2, 5, 5, 4),
+            strides=[1, 1, 1, 1],
+            padding="SAME",
+        ),
+        Sample(
+            input=(1, 6, 7, 2),
+            filter_sizes=np.array([2, 3, 2, 3], np.int32),
+            out_backprop=(1, 3, 3, 3),
+            strides=[1, 2, 2, 1],
+            padding="VALID",
+        ),
+    ]
+
+    def infer(
+        self,
+        input,
+        filter_sizes,
+        out_backprop,
+        strides,
+        padding,
+        data_format,
+        dilations,
+        use_cudnn_on_gpu,
+        explicit_paddings,
+    ) -> TensorSpec:
+        return TensorSpec(_known_shape(filter_sizes, 4), input.dtype.base_dtype)
+
+    def compute(
+        self,
+        ctx: KernelContext,
+        input,
+        filter_sizes,
+        out_backprop,
+        strides,
+        padding,
+        data_format,
+        dilations,
+        use_cudnn_on_gpu,
+        explicit_paddings,
+    ) -> Any:
+        x = _to_nhwc(input, data_format)
+        dy = _to_nhwc(out_backprop, data_format)
+        kh, kw, c, out_channels = (int(s) for s in filter_sizes)
+        g = _conv_geometry(x.shape, (kh, kw), strides, dilations, padding, data_format)
+        cols = _im2col(x, g)
+        return (cols.T @ dy.reshape(-1, out_channels)).reshape(kh, kw, c, out_channels)
+
+    def gradient(self, op: Any, grad: Tensor) -> list[Any]:
+        x, _, dy = op.inputs
+        attrs = _conv_attrs(op)
+        return [
+            _create("Conv2DBackpropInput", [shape_tensor(x), grad, dy], attrs),
+            None,
+            _create("Conv2D", [x, grad], attrs),
+        ]

@@ -1,0 +1,241 @@
+"""Max and average pooling, with MaxPoolGrad and AvgPoolGrad as ops (as in TensorFlow).
+
+Kernels work in NHWC (NCHW is transposed on the way in and out) and loop over the window's
+taps, not over pixels: each tap is one strided view of the padded input covering every output
+pixel, so a 2x2 pool is four vectorised maximum/add operations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from nbflow.framework import ops as ops_lib
+from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, Sample, TensorSpec
+from nbflow.ops.conv_ops import (
+    _from_nhwc,
+    _Geometry,
+    _infer_spatial,
+    _known_shape,
+    _nhwc_dims,
+    _pad,
+    _shape_in_format,
+    _spatial,
+    _taps,
+    _to_nhwc,
+    _windows,
+    shape_tensor,
+)
+
+Tensor = ops_lib.Tensor
+
+
+def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any], name: str | None = None):
+    return ops_lib.get_default_graph().create_op(op_type, inputs, attrs, name=name).outputs[0]
+
+
+_POOL_ATTRS = {"ksize": REQUIRED, "strides": REQUIRED, "padding": REQUIRED, "data_format": "NHWC"}
+
+
+def _pool_geometry(x_nhwc_shape, ksize, strides, padding, data_format) -> _Geometry:
+    _, h, w, _ = x_nhwc_shape
+    kh, kw = _spatial(ksize, data_format)
+    return _Geometry(h, w, kh, kw, _spatial(strides, data_format), (1, 1), padding)
+
+
+def _pool_output_spec(input: TensorSpec, ksize, strides, padding, data_format) -> TensorSpec:
+    n, h, w, c = _nhwc_dims(input.shape, data_format)
+    kh, kw = _spatial(ksize, data_format)
+    sh, sw = _spatial(strides, data_format)
+    oh = _infer_spatial(h, kh, sh, 1, padding)
+    ow = _infer_spatial(w, kw, sw, 1, padding)
+    return TensorSpec(_shape_in_format([n, oh, ow, c], data_format), input.dtype.base_dtype)
+
+
+_POOL_SAMPLES = [
+    Sample(input=(2, 4, 4, 3), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID"),
+    Sample(input=(1, 5, 5, 2), ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding="SAME"),
+    Sample(
+        input=(1, 2, 5, 4),
+        ksize=[1, 1, 2, 2],
+        strides=[1, 1, 1, 1],
+        padding="VALID",
+        data_format="NCHW",
+    ),
+]
+
+
+def _lowest(dtype: Any) -> Any:
+    return -np.inf if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
+
+
+class MaxPool(OpDef):
+    """The maximum of each ksize window."""
+
+    inputs = ("input",)
+    attrs = dict(_POOL_ATTRS)
+    samples = _POOL_SAMPLES
+
+    def infer(self, input: TensorSpec, ksize, strides, padding, data_format) -> TensorSpec:
+        return _pool_output_spec(input, ksize, strides, padding, data_format)
+
+    def compute(self, ctx: KernelContext, input: Any, ksize, strides, padding, data_format):
+        x = _to_nhwc(input, data_format)
+        g = _pool_geometry(x.shape, ksize, strides, padding, data_format)
+        padded = _pad(x, g, _lowest(x.dtype))
+        out = None
+        for _, _, window in _taps(g):
+            if out is None:
+                out = padded[window].copy()
+            else:
+                np.maximum(out, padded[window], out=out)
+        return _from_nhwc(out, data_format)
+
+    def gradient(self, op: Any, grad: Tensor) -> list[Any]:
+        attrs = {k: op.get_attr(k) for k in _POOL_ATTRS}
+        return [_create("MaxPoolGrad", [op.inputs[0], op.outputs[0], grad], attrs)]
+
+
+class MaxPoolGrad(OpDef):
+    """Routes each window's gradient to the (first) position of its maximum."""
+
+    inputs = ("orig_input", "orig_output", "grad")
+    attrs = dict(_POOL_ATTRS)
+    differentiable = False
+    samples = [
+        Sample(
+            orig_input=(2, 4, 4, 3),
+            orig_output=(2, 2, 2, 3),
+            grad=(2, 2, 2, 3),
+            ksize=[1, 2, 2, 1],
+            strides=[1, 2, 2, 1],
+            padding="VALID",
+        ),
+        Sample(
+            orig_input=(1, 5, 5, 2),
+            orig_output=(1, 3, 3, 2),
+            grad=(1, 3, 3, 2),
+            ksize=[1, 3, 3, 1],
+            strides=[1, 2, 2, 1],
+            padding="SAME",
+        ),
+    ]
+
+    def infer(self, orig_input, orig_output, grad, ksize, strides, padding, data_format):
+        return TensorSpec(orig_input.shape, grad.dtype.base_dtype)
+
+    def compute(
+        self,
+        ctx: KernelContext,
+        orig_input,
+        orig_output,
+        grad,
+        ksize,
+        strides,
+        padding,
+        data_format,
+    ) -> Any:
+        x = _to_nhwc(orig_input, data_format)
+        y = _to_nhwc(orig_output, data_format)
+        dy = _to_nhwc(grad, data_format)
+        n, h, w, c = x.shape
+        g = _pool_geometry(x.shape, ksize, strides, padding, data_format)
+        padded = _pad(x, g, _lowest(x.dtype))
+        out = np.zeros((n, g.hp, g.wp, c), dtype=dy.dtype)
+        # Each window's gradient goes to its first maximum in row-major order, as TensorFlow:
+        # taps are visited in that order and a window stops taking hits once it had one.
+        unclaimed = np.ones(y.shape, dtype=bool)
+        hit = np.empty(y.shape, dtype=bool)
+        for _, _, window in _taps(g):
+            np.equal(padded[window], y, out=hit)
+            hit &= unclaimed
+            unclaimed ^= hit
+            out[window] += dy * hit
+        return _from_nhwc(out[:, g.pt : g.pt + h, g.pl : g.pl + w, :], data_format)
+
+
+class AvgPool(OpDef):
+    """The mean of each ksize window (padding excluded from the count, as in TensorFlow)."""
+
+    inputs = ("value",)
+    attrs = dict(_POOL_ATTRS)
+    samples = [
+        Sample(value=s.kwargs["input"], **{k: v for k, v in s.kwargs.items() if k != "input"})
+        for s in _POOL_SAMPLES
+    ]
+
+    def infer(self, value: TensorSpec, ksize, strides, padding, data_format) -> TensorSpec:
+        return _pool_output_spec(value, ksize, strides, padding, data_format)
+
+    def compute(self, ctx: KernelContext, value: Any, ksize, strides, padding, data_format):
+        x = _to_nhwc(value, data_format)
+        g = _pool_geometry(x.shape, ksize, strides, padding, data_format)
+        padded = _pad(x, g)
+        total = None
+        for _, _, window in _taps(g):
+            if total is None:
+                total = padded[window].copy()
+            else:
+                total += padded[window]
+        if g.pt or g.pl or g.hp > x.shape[1] or g.wp > x.shape[2]:
+            total /= _window_counts(x.shape, g)[None, :, :, None].astype(x.dtype)
+        else:
+            total /= x.dtype.type(g.kh * g.kw)
+        return _from_nhwc(total, data_format)
+
+    def gradient(self, op: Any, grad: Tensor) -> list[Any]:
+        attrs = {k: op.get_attr(k) for k in _POOL_ATTRS}
+        return [_create("AvgPoolGrad", [shape_tensor(op.inputs[0]), grad], attrs)]
+
+
+def _window_counts(x_shape: tuple[int, ...], g: _Geometry) -> Any:
+    """How many real (unpadded) pixels each output window covers, [OH, OW]."""
+    _, h, w, _ = x_shape
+    ones = np.zeros((1, g.hp, g.wp, 1))
+    ones[:, g.pt : g.pt + h, g.pl : g.pl + w, :] = 1
+    return _windows(ones, g).sum(axis=(3, 4))[0, :, :, 0]
+
+
+class AvgPoolGrad(OpDef):
+    """Spreads each window's gradient evenly over the pixels it averaged."""
+
+    inputs = ("orig_input_shape", "grad")
+    attrs = dict(_POOL_ATTRS)
+    samples = [
+        Sample(
+            orig_input_shape=np.array([2, 4, 4, 3], np.int32),
+            grad=(2, 2, 2, 3),
+            ksize=[1, 2, 2, 1],
+            strides=[1, 2, 2, 1],
+            padding="VALID",
+        ),
+        Sample(
+            orig_input_shape=np.array([1, 5, 5, 2], np.int32),
+            grad=(1, 3, 3, 2),
+            ksize=[1, 3, 3, 1],
+            strides=[1, 2, 2, 1],
+            padding="SAME",
+        ),
+    ]
+
+    def infer(self, orig_input_shape, grad, ksize, strides, padding, data_format) -> TensorSpec:
+        return TensorSpec(_known_shape(orig_input_shape, 4), grad.dtype.base_dtype)
+
+    def compute(
+        self, ctx: KernelContext, orig_input_shape, grad, ksize, strides, padding, data_format
+    ) -> Any:
+        sizes = [int(s) for s in orig_input_shape]
+        shape = (sizes[0], sizes[2], sizes[3], sizes[1]) if data_format == "NCHW" else sizes
+        dy = _to_nhwc(grad, data_format)
+        n, h, w, c = shape
+        g = _pool_geometry(shape, ksize, strides, padding, data_format)
+        share = (dy / _window_counts(shape, g)[None, :, :, None]).astype(dy.dtype)
+        out = np.zeros((n, g.hp, g.wp, c), dtype=dy.dtype)
+        for _, _, window in _taps(g):
+            out[window] += share
+        return _from_nhwc(out[:, g.pt : g.pt + h, g.pl : g.pl + w, :], data_format)
+
+    def gradient(self, op: Any, grad: Tensor) -> list[Any]:
+        attrs = {k: op.get_attr(k) for k in _POOL_ATTRS}
+        return [None, _create("AvgPool", [grad], attrs)]

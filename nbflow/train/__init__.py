@@ -1,0 +1,167 @@
+"""``tf.train``: optimizers, the global step and learning-rate schedules.
+
+train_op = tf.train.AdagradOptimizer(0.01).minimize(loss)
+"""
+
+from nbflow.train.adadelta import AdadeltaOptimizer
+from nbflow.train.adagrad import AdagradOptimizer
+from nbflow.train.adam import AdamOptimizer
+from nbflow.train.ftrl import FtrlOptimizer
+from nbflow.train.gradient_descent import GradientDescentOptimizer
+from nbflow.train.learning_rate_decay import (
+    exponential_decay,
+    piecewise_constant,
+    polynomial_decay,
+)
+from nbflow.train.momentum import MomentumOptimizer
+from nbflow.train.optimizer import Optimizer
+from nbflow.train.rmsprop import RMSPropOptimizer
+from nbflow.train.device_setter import GreedyLoadBalancingStrategy, replica_device_setter
+from nbflow.train.server_lib import ClusterSpec, Server
+from nbflow.train.training_util import (
+    assert_global_step,
+    create_global_step,
+    get_global_step,
+    get_or_create_global_step,
+    global_step,
+)
+
+__all__ = [
+    "ClusterSpec",
+    "GreedyLoadBalancingStrategy",
+    "Server",
+    "replica_device_setter",
+    "AdadeltaOptimizer",
+    "AdagradOptimizer",
+    "AdamOptimizer",
+    "FtrlOptimizer",
+    "GradientDescentOptimizer",
+    "MomentumOptimizer",
+    "Optimizer",
+    "RMSPropOptimizer",
+    "assert_global_step",
+    "create_global_step",
+    "exponential_decay",
+    "get_global_step",
+    "get_or_create_global_step",
+    "global_step",
+    "piecewise_constant",
+    "polynomial_decay",
+]
+
+# Checkpoints, hooks and monitored sessions (issue 7).
+from nbflow.train.saver import (
+    CheckpointState,
+    Saver,
+    checkpoint_exists,
+    export_meta_graph,
+    get_checkpoint_mtimes,
+    get_checkpoint_state,
+    import_meta_graph,
+    latest_checkpoint,
+    remove_checkpoint,
+    update_checkpoint_state,
+)
+from nbflow.train.checkpoint_utils import (
+    BestCheckpointKeeper,
+    CheckpointReader,
+    NewCheckpointReader,
+    init_from_checkpoint,
+    list_variables,
+    load_checkpoint,
+    load_variable,
+)
+from nbflow.train.session_run_hook import (
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
+from nbflow.train.basic_session_run_hooks import (
+    CheckpointSaverHook,
+    CheckpointSaverListener,
+    FeedFnHook,
+    FinalOpsHook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    ProgressBarHook,
+    SecondOrStepTimer,
+    StepCounterHook,
+    StopAtStepHook,
+    SummarySaverHook,
+)
+from nbflow.train.monitored_session import (
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+    SessionManager,
+    SingularMonitoredSession,
+    StepContext,
+    WorkerSessionCreator,
+)
+from nbflow.summary.reader import summary_iterator
+from nbflow.summary.writer import FileWriterCache as SummaryWriterCache
+
+__all__ += [
+    "CheckpointState",
+    "Saver",
+    "checkpoint_exists",
+    "export_meta_graph",
+    "get_checkpoint_mtimes",
+    "get_checkpoint_state",
+    "import_meta_graph",
+    "latest_checkpoint",
+    "remove_checkpoint",
+    "update_checkpoint_state",
+    "BestCheckpointKeeper",
+    "CheckpointReader",
+    "NewCheckpointReader",
+    "init_from_checkpoint",
+    "list_variables",
+    "load_checkpoint",
+    "load_variable",
+    "SessionRunArgs",
+    "SessionRunContext",
+    "SessionRunHook",
+    "SessionRunValues",
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
+    "FeedFnHook",
+    "FinalOpsHook",
+    "LoggingTensorHook",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
+    "ProgressBarHook",
+    "SecondOrStepTimer",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "SummarySaverHook",
+    "ChiefSessionCreator",
+    "MonitoredSession",
+    "MonitoredTrainingSession",
+    "Scaffold",
+    "SessionManager",
+    "SingularMonitoredSession",
+    "StepContext",
+    "WorkerSessionCreator",
+    "summary_iterator",
+    "SummaryWriterCache",
+]
+
+# Input pipelines: queue runners, coordinator, producers and batching (issue 4).
+from nbflow.train.coordinator import Coordinator, LooperThread  # noqa: E402
+from nbflow.train.input import (  # noqa: E402
+    batch,
+    input_producer,
+    limit_epochs,
+    range_input_producer,
+    shuffle_batch,
+    string_input_producer,
+)
+from nbflow.train.queue_runner import (  # noqa: E402
+    QueueRunner,
+    add_queue_runner,
+    start_queue_runners,
+)
