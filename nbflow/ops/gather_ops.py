@@ -70,12 +70,19 @@ class GatherV2(OpDef):
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
         params, indices, axis = op.inputs
-        params_shape = shape(params, out_type=dtypes.int64)
-        flat_indices = reshape(indices, [-1])
-        n = stack([size(indices, out_type=dtypes.int64)])
         a = ops_lib.constant_value(axis)
         if a is not None and params.shape.ndims is not None:
             a = int(a) % params.shape.ndims
+        if a == 0 and params.shape.is_fully_defined() and indices.shape.ndims == 1:
+            # The common embedding case: every shape is static, so the sparse gradient is the
+            # upstream gradient itself, indexed by ``indices``: no shape arithmetic at run time.
+            from nbflow.framework.indexed_slices import IndexedSlices
+
+            dense_shape = ops_lib.convert_to_tensor(np.array(params.shape.as_list(), np.int64))
+            return [IndexedSlices(grad, indices, dense_shape), None, None]
+        params_shape = shape(params, out_type=dtypes.int64)
+        flat_indices = reshape(indices, [-1])
+        n = stack([size(indices, out_type=dtypes.int64)])
         if a == 0:
             from nbflow.framework.indexed_slices import IndexedSlices
 

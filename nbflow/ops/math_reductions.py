@@ -184,17 +184,44 @@ class Mean(ReductionOp):
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
         x, y = op.inputs[0], op.outputs[0]
-        summed = _broadcast_like(_grad_kept_dims(op, grad), x)
+        kept = _grad_kept_dims(op, grad)
         n_in, n_out = x.shape.num_elements(), y.shape.num_elements()
-        if n_in is not None and n_out is not None:
-            factor: Any = n_in // builtins.max(n_out, 1)
-        else:
-            array_ops = _array_ops()
-            factor = floordiv(
-                reduce_prod(array_ops.shape(x)), maximum(reduce_prod(array_ops.shape(y)), 1)
-            )
-            factor = cast(factor, grad.dtype.base_dtype)
-        return [realdiv(summed, factor), None]
+        if n_in is None or n_out is None:  # one fused kernel instead of shape arithmetic
+            return [_create("MeanGrad", [kept, _array_ops().shape(x)]), None]
+        return [realdiv(_broadcast_like(kept, x), n_in // builtins.max(n_out, 1)), None]
+
+
+class MeanGrad(OpDef):
+    """The gradient of Mean when shapes are known only at run time, fused into one kernel:
+    ``grad`` (the reduced axes kept as size 1) broadcast to ``input_shape`` and divided by the
+    number of elements each output averaged."""
+
+    inputs = ("grad", "input_shape")
+    samples = [
+        Sample(grad=(1, 3), input_shape=np.array([4, 3], np.int32)),
+        Sample(grad=(2, 1), input_shape=np.array([2, 5], np.int32)),
+        Sample(grad=(), input_shape=np.array([3, 2], np.int32)),
+    ]
+
+    def infer(self, grad: TensorSpec, input_shape: TensorSpec) -> TensorSpec:
+        from nbflow.ops.array_ops import _shape_from_spec
+
+        return TensorSpec(_shape_from_spec(input_shape), grad.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, grad: Any, input_shape: Any) -> Any:
+        xp = ctx.xp
+        shape = tuple(int(d) for d in input_shape)
+        count = int(np.prod(shape)) // builtins.max(int(np.size(grad)), 1)
+        out = xp.broadcast_to(xp.asarray(grad), shape) / builtins.max(count, 1)
+        return out.astype(grad.dtype, copy=False)
+
+    def gradient(self, op: ops_lib.Operation, upstream: Tensor) -> list:
+        from nbflow.ops.math_binary import reduce_to_shape
+
+        g, input_shape = op.inputs
+        count = floordiv(reduce_prod(input_shape), maximum(_array_ops().size(g), 1))
+        count = cast(maximum(count, 1), g.dtype.base_dtype)
+        return [realdiv(reduce_to_shape(upstream, g), count), None]
 
 
 class Prod(ReductionOp):
