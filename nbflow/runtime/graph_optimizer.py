@@ -238,7 +238,7 @@ def fold_constants(step: StepGraph, max_bytes: int = MAX_CONSTANT_BYTES) -> int:
         if not _is_rewritable(op) or not op.op_def.has_kernel_for("CPU"):
             continue
         values = [_const_value(t) for t in op._inputs]
-        if any(v is None for v in values):
+        if any(v is None for v in values) or _statically_larger(op, max_bytes):
             continue
         results = _evaluate(op, values)
         if results is None or any(r.nbytes > max_bytes for r in results):
@@ -257,6 +257,16 @@ def fold_constants(step: StepGraph, max_bytes: int = MAX_CONSTANT_BYTES) -> int:
         step.reprune()
     step.stats["constants_folded"] = step.stats.get("constants_folded", 0) + folded
     return folded
+
+
+def _statically_larger(op: Operation, max_bytes: int) -> bool:
+    """Whether an output is known, before computing it, to exceed the folding limit (a Fill of
+    an embedding table's slot must not even be evaluated at plan time)."""
+    for t in op._outputs:
+        n = t.shape.num_elements()
+        if n is not None and n * t.dtype.base_dtype.size > max_bytes:
+            return True
+    return False
 
 
 def _evaluate(op: Operation, values: list[Any]) -> list[np.ndarray] | None:
