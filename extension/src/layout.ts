@@ -1,7 +1,9 @@
 /**
  * Layout service for the graph view: one shared web worker; each request carries an id and
  * only the newest answer per caller is used. Falls back to the main thread when a worker
- * cannot be started (e.g. a restrictive Content-Security-Policy).
+ * cannot be started (e.g. a restrictive Content-Security-Policy). The labextension loads the
+ * worker as a webpack chunk next to this module; a host without one (the notebook widgets'
+ * single-file bundle) installs its own way to start it with `setLayoutWorkerFactory`.
  */
 import { computeLayout, LayoutRequest, LayoutResult } from './model/layout';
 
@@ -10,6 +12,13 @@ type Pending = { resolve: (r: LayoutResult) => void; reject: (e: Error) => void 
 let worker: Worker | null | undefined;
 const pending = new Map<number, Pending>();
 let nextId = 1;
+let createWorker = (): Worker => new Worker(new URL('./layout.worker.js', import.meta.url));
+
+/** How to start the layout worker; call before the first layout. */
+export function setLayoutWorkerFactory(factory: () => Worker): void {
+  createWorker = factory;
+  worker = undefined;
+}
 
 /** "worker" or "main-thread": where the last layout ran (shown in the view, for tests). */
 export let layoutEngine = 'worker';
@@ -19,7 +28,7 @@ function getWorker(): Worker | null {
     return worker;
   }
   try {
-    worker = new Worker(new URL('./layout.worker.js', import.meta.url));
+    worker = createWorker();
     worker.onmessage = (ev: MessageEvent<LayoutResult & { error?: string }>) => {
       const p = pending.get(ev.data.id);
       pending.delete(ev.data.id);

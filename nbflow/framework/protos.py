@@ -460,11 +460,54 @@ def graph_def_to_proto(graph_def: dict[str, Any]) -> Any:
     return proto
 
 
+def _attr_value(attr: Any) -> Any:
+    """The Python value an ``AttrValue`` holds (the inverse of ``_attr_proto``)."""
+    from nbflow.framework.tensor_shape import TensorShape
+
+    kind = attr.WhichOneof("value")
+    if kind == "list":
+        items = attr.list
+        for field in ("s", "i", "f", "b", "type", "shape", "tensor"):
+            values = getattr(items, field)
+            if len(values):
+                return [_attr_value(AttrValue(**{field: v})) for v in values]
+        return []
+    if kind == "s":
+        try:
+            return attr.s.decode("utf-8")
+        except UnicodeDecodeError:
+            return attr.s
+    if kind == "type":
+        name = _DTYPE_OF_ENUM.get(attr.type % 100)
+        if name is None:
+            return f"DT_{attr.type}"
+        dtype = dtypes.as_dtype(name)
+        return dtype._as_ref() if attr.type > 100 else dtype
+    if kind == "shape":
+        if attr.shape.unknown_rank:
+            return TensorShape(None)
+        return TensorShape([None if d.size < 0 else d.size for d in attr.shape.dim])
+    if kind == "tensor":
+        return make_ndarray(attr.tensor)
+    if kind is None:
+        return None
+    return getattr(attr, kind)
+
+
 def graph_proto_to_dict(proto: Any) -> dict[str, Any]:
-    """A plain dict of a binary GraphDef's nodes (name, op, input, device): for readers."""
+    """nbflow's JSON GraphDef of a binary one: nodes with name, op, input, device and attrs
+    (decoded and JSON-encoded as ``graph_def`` does: shapes, dtypes, tensors keep their kind)."""
+    from nbflow.framework.graph_def import encode_attr
+
     return {
         "node": [
-            {"name": n.name, "op": n.op, "input": list(n.input), "device": n.device}
+            {
+                "name": n.name,
+                "op": n.op,
+                "input": list(n.input),
+                "device": n.device,
+                "attr": {k: encode_attr(_attr_value(v)) for k, v in sorted(n.attr.items())},
+            }
             for n in proto.node
         ],
         "versions": {

@@ -261,6 +261,9 @@ def run_metadata_proto(run_metadata: Any) -> Any:
         if isinstance(graph_def, dict):
             proto.partition_graphs.add().CopyFrom(protos.graph_def_to_proto(graph_def))
     stats = getattr(run_metadata, "step_stats", None)
+    # NodeExecStats.thread_id is a uint32, as in TensorFlow, but nbflow records Python thread
+    # idents (64-bit); a step's threads are numbered 0, 1, ... in order of first appearance.
+    threads: dict[Any, int] = {}
     for device in _get(stats, "dev_stats") or []:
         out = proto.step_stats.dev_stats.add(device=str(_get(device, "device") or ""))
         for node in _get(device, "node_stats") or []:
@@ -272,11 +275,13 @@ def run_metadata_proto(run_metadata: Any) -> Any:
                 "op_end_rel_micros",
                 "all_end_rel_micros",
                 "timeline_label",
-                "thread_id",
             ):
                 value = _get(node, field)
                 if value is not None:
                     setattr(stat, field, value)
+            thread = _get(node, "thread_id")
+            if thread is not None:
+                stat.thread_id = threads.setdefault(thread, len(threads))
     return proto
 
 

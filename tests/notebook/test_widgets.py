@@ -13,7 +13,8 @@ from nbflow.notebook.timeline_model import trace_model
 from nbflow.notebook.training import PROVENANCE_FILE, TrainingRun, start_training
 from nbflow.notebook.widgets.controls import RunControls
 from nbflow.notebook.widgets.dashboard import SummaryDashboard, png_bytes
-from nbflow.notebook.widgets.graph import STATIC, GraphWidget
+from nbflow.notebook.widgets.front_end import DIST
+from nbflow.notebook.widgets.graph import GraphWidget
 from nbflow.notebook.widgets.timeline import TimelineWidget
 from tests.notebook.conftest import run
 
@@ -44,8 +45,8 @@ def test_graph_widget_expands_a_group_on_a_front_end_message():
     ids = {n["id"] for n in widget.view["nodes"]}
     assert "layer1/" in ids and "layer1/MatMul" not in ids
     widget._handle_custom_msg({"type": "toggle", "id": "layer1/"}, [])
-    assert widget.expanded == ["layer1/"]
-    assert "layer1/MatMul" in {n["id"] for n in widget.get_state()["view"]["nodes"]}
+    assert widget.get_state()["expanded"] == ["layer1/"]
+    assert "layer1/MatMul" in {n["id"] for n in widget.view["nodes"]}
     widget._handle_custom_msg({"type": "toggle", "id": "layer1/"}, [])
     assert widget.expanded == []
 
@@ -87,12 +88,30 @@ def test_graph_widget_marks_identical_layers_and_highlights_cell_ops():
     assert nodes["layer2/"]["hl"] and not nodes["layer1/"]["hl"]
 
 
-def test_graph_widget_front_end_is_shipped_with_the_package():
-    source = (STATIC / "graph.js").read_text()
-    assert "export default" in source and "http" not in source.replace(SVG_NS, "")
+def test_graph_widget_sends_the_page_a_graph_def_with_shapes_and_the_bookkeeping_rules():
+    mlp()
+    tf.constant(np.zeros((100, 100), np.float32), name="big")
+    widget = GraphWidget(tf.get_default_graph())
+    state = widget.get_state()
+    nodes = {n["name"]: n for n in state["graph_def"]["node"]}
+    assert nodes["layer2/MatMul"]["input"] == ["layer1/MatMul", "layer2/w/read"]
+    assert nodes["loss"]["attr"]["_output_shapes"] == {"list": [{"shape": []}]}
+    assert nodes["big"]["attr"]["value"] == {"tensor": {"dtype": "float32", "shape": [100, 100]}}
+    assert state["rules"]["max_degree"] == 39 and "SaveV2" in state["rules"]["op_types"]
+    widget.set_state({"expanded": ["layer2/"]})  # the page expanded a group
+    assert "layer2/MatMul" in {n["id"] for n in widget.view["nodes"]}
 
 
-SVG_NS = "http://www.w3.org/2000/svg"
+def test_widget_front_ends_are_the_boards_views_bundled_with_the_package():
+    graph, scalars, css = (DIST / n for n in ("graph.js", "scalars.js", "board.css"))
+    for bundle, marker in ((graph, "nbflow-graph-canvas"), (scalars, "nbflow-smoothing")):
+        source = bundle.read_text()
+        assert "export" in source and marker in source
+        for cdn in ("unpkg.com", "cdn.jsdelivr", "cdnjs.", "googleapis.com"):
+            assert cdn not in source
+    assert ".nbflow-graph" in css.read_text()
+    mlp()
+    assert GraphWidget(tf.get_default_graph())._esm == graph.read_text()
 
 
 # --- rich display ----------------------------------------------------------------------------
@@ -133,17 +152,15 @@ def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
     source.add_histogram("weights", np.random.default_rng(0).normal(size=100), step=0)
     source.add_image("sample", png_bytes(np.zeros((4, 4), np.uint8)), step=0)
     board = SummaryDashboard(source, start=False, smoothing=0.0)
-    chart = board.scalars["loss"]
-    assert chart.sources["."].data["y"] == [10.0, 9.0, 8.0, 7.0, 6.0]
+    chart = board.scalars
+    assert chart.points_of(".", "loss")["values"] == [10.0, 9.0, 8.0, 7.0, 6.0]
     source.add_scalar("loss", 5.0, 5)
     assert board.poll() == 1
-    assert len(chart.sources["."].data["x"]) == 6
-    board.smoothing.value = 0.9
-    assert chart.sources["."].data["smooth"][-1] > 5.0
-    board.x_axis.value = "wall"
-    assert (
-        chart.sources["."].data["x"][0] > 1e12 and chart.figure.xaxis[0].axis_label == "wall time"
-    )
+    (sent,) = chart.get_state()["series"]
+    assert (sent["run"], sent["tag"], sent["steps"]) == (".", "loss", [0, 1, 2, 3, 4, 5])
+    assert sent["wall_times"][0] > 1e9
+    chart.set_state({"smoothing": 0.9, "x_axis": "wall"})  # the chart's toolbar changed
+    assert chart.smoothing == 0.9 and chart.x_axis == "wall"
     assert len(board.histograms[(".", "weights")][1].data["p50"]) == 1
     image, slider, _ = board.images[(".", "sample")]
     assert bytes(image.value).startswith(b"\x89PNG")
@@ -232,7 +249,7 @@ def test_log_directory_source_reads_event_files_incrementally(tmp_path):
     writer.flush()
     source = LogDirSource(tmp_path)
     board = SummaryDashboard(source, start=False)
-    assert board.scalars["loss"].raw["train"][0] == [0, 1, 2]
+    assert board.scalars.points_of("train", "loss")["steps"] == [0, 1, 2]
     writer.add_summary(protos.Summary(value=[protos.Summary.Value(tag="loss", simple_value=9)]), 3)
     writer.flush()
     assert board.poll() == 1

@@ -129,6 +129,40 @@ def test_run_metadata_tags_are_unique_and_readable(tmp_path):
     protos.RunMetadata.FromString(reader.run(".").run_metadata["step1"])
 
 
+def test_traced_run_metadata_is_written_with_small_thread_ids(tmp_path):
+    a = tf.placeholder(tf.float32, [4, 4], name="a")
+    b = tf.matmul(a, a, name="b")
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        feed = {a: np.ones((4, 4), np.float32)}
+        sess.run(tf.reduce_sum(b), feed, options=options, run_metadata=metadata)
+    python_threads = {n.thread_id for d in metadata.step_stats.dev_stats for n in d.node_stats}
+    assert max(python_threads) > 2**32  # Python thread idents do not fit NodeExecStats' uint32
+    with tf.summary.FileWriter(str(tmp_path)) as writer:
+        writer.add_run_metadata(metadata, "step1", global_step=1)
+    reader = tf.summary.read_logdir(str(tmp_path))
+    written = protos.RunMetadata.FromString(reader.run(".").run_metadata["step1"])
+    nodes = [n for d in written.step_stats.dev_stats for n in d.node_stats]
+    assert "b" in {n.node_name for n in nodes}
+    assert {n.thread_id for n in nodes} == set(range(len(python_threads)))
+
+
+def test_graph_read_back_keeps_attrs_dtypes_and_shapes(tmp_path):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    tf.matmul(x, tf.constant(np.eye(3, dtype=np.float32), name="w"), transpose_b=True, name="y")
+    with tf.summary.FileWriter(str(tmp_path), tf.get_default_graph()):
+        pass
+    nodes = {n["name"]: n for n in tf.summary.read_logdir(str(tmp_path)).graph(".")["node"]}
+    assert nodes["x"]["attr"]["dtype"] == {"type": "float32"}
+    assert nodes["x"]["attr"]["shape"] == {"shape": [None, 3]}
+    assert nodes["y"]["attr"]["transpose_b"] is True and nodes["y"]["attr"]["transpose_a"] is False
+    assert nodes["y"]["attr"]["_output_shapes"] == {"list": [{"shape": [None, 3]}]}
+    from nbflow.framework.graph_def import decode_attr
+
+    np.testing.assert_array_equal(decode_attr(nodes["w"]["attr"]["value"]), np.eye(3))
+
+
 def test_file_writer_cache_shares_one_writer_per_directory(tmp_path):
     a = tf.summary.FileWriterCache.get(str(tmp_path))
     assert tf.summary.FileWriterCache.get(str(tmp_path) + "/") is a

@@ -28,6 +28,16 @@ import { colorFor, heatColor, html, svg, title } from './dom';
 
 export type ColorMode = 'structure' | 'device' | 'compute';
 
+/**
+ * What a host (the Board panel, a notebook widget) hears about the user's actions, to keep its
+ * own state in step: the expanded group paths, the selected op, the colour mode.
+ */
+export interface GraphViewHooks {
+  expanded?(paths: string[]): void;
+  selected?(name: string): void;
+  colorMode?(mode: ColorMode): void;
+}
+
 export class GraphView {
   readonly node: HTMLElement;
   private graph: Graph | null = null;
@@ -50,8 +60,10 @@ export class GraphView {
   private status: HTMLElement;
   private searchResults: HTMLElement;
   private colorSelect: HTMLSelectElement;
+  private highlight = new Set<string>();
+  private extraDetails = new Map<string, [string, string][]>();
 
-  constructor(rules?: Partial<BookkeepingRules>) {
+  constructor(rules?: Partial<BookkeepingRules>, private hooks: GraphViewHooks = {}) {
     this.rules = normalizeRules(rules);
     this.node = html('div', { class: 'nbflow-graph' });
     const bar = html('div', { class: 'nbflow-toolbar' }, this.node);
@@ -64,6 +76,7 @@ export class GraphView {
     }
     this.colorSelect.addEventListener('change', () => {
       this.colorMode = this.colorSelect.value as ColorMode;
+      this.hooks.colorMode?.(this.colorMode);
       void this.render();
     });
     html('label', { title: 'Ops with more edges than this are set aside; 0 keeps all' }, bar, 'Aside above degree');
@@ -131,13 +144,40 @@ export class GraphView {
     } else {
       this.expanded.add(path);
     }
+    this.hooks.expanded?.([...this.expanded]);
     void this.render(true);
+  }
+
+  /** Expand exactly these groups (unknown paths are ignored); re-renders only on a change. */
+  setExpanded(paths: Iterable<string>): void {
+    const next = new Set([...paths].filter(p => this.groups.has(p) || !this.graph));
+    if (next.size === this.expanded.size && [...next].every(p => this.expanded.has(p))) {
+      return;
+    }
+    this.expanded = next;
+    void this.render(true);
+  }
+
+  /** Mark these ops, and the collapsed groups holding them (e.g. the ops a notebook cell built). */
+  setHighlight(names: Iterable<string>): void {
+    this.highlight = new Set(names);
+    void this.render();
+  }
+
+  /** Extra detail rows for an op (e.g. where it was created, its last value), shown when selected. */
+  setExtraDetails(name: string, rows: [string, string][]): void {
+    this.extraDetails.set(name, rows);
+    if (this.selected === `op:${name}`) {
+      this.showDetails();
+    }
   }
 
   /** Expand the scopes around an op, select it and centre on it. */
   reveal(name: string): void {
     groupsAround(this.graph!, this.groups, name).forEach(s => this.expanded.add(s));
     this.selected = `op:${name}`;
+    this.hooks.expanded?.([...this.expanded]);
+    this.hooks.selected?.(name);
     void this.render(false).then(() => {
       this.showDetails();
       this.centerOn(`op:${name}`);
@@ -252,8 +292,9 @@ export class GraphView {
       }
       const b = layout.boxes[item.id];
       const cls = item.kind === 'group' ? 'nbflow-node nbflow-group' : 'nbflow-node nbflow-op';
+      const marked = this.isHighlighted(item) ? ' nbflow-highlight' : '';
       const g = svg('g', {
-        class: cls + (this.selected === item.id ? ' nbflow-selected' : ''),
+        class: cls + marked + (this.selected === item.id ? ' nbflow-selected' : ''),
         'data-id': item.id,
         'data-name': item.name,
         transform: `translate(${b.x - b.width / 2},${b.y - b.height / 2})`
@@ -279,6 +320,9 @@ export class GraphView {
         this.showDetails();
         this.viewport.querySelectorAll('.nbflow-selected').forEach(n => n.classList.remove('nbflow-selected'));
         g.classList.add('nbflow-selected');
+        if (item.kind === 'op') {
+          this.hooks.selected?.(item.name);
+        }
       });
       g.addEventListener('dblclick', ev => {
         ev.stopPropagation();
@@ -299,6 +343,23 @@ export class GraphView {
   }
 
   private lastLayout: LayoutResult | null = null;
+
+  private isHighlighted(item: VisibleItem): boolean {
+    if (!this.highlight.size) {
+      return false;
+    }
+    if (item.kind === 'op') {
+      return this.highlight.has(item.name);
+    }
+    const prefix = item.name + '/';
+    for (const name of this.highlight) {
+      const op = this.graph!.ops.get(name);
+      if (op && (op.group === item.name || op.group.startsWith(prefix))) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   private showDetails(): void {
     const graph = this.graph;
@@ -353,6 +414,9 @@ export class GraphView {
         row(k, JSON.stringify(v).slice(0, 200));
       }
     }
+    for (const [k, v] of this.extraDetails.get(name) ?? []) {
+      row(k, v);
+    }
   }
 
   private showSearch(query: string): void {
@@ -380,6 +444,7 @@ export class GraphView {
       r.addEventListener('click', () => {
         this.selected = `op:${a.name}`;
         this.showDetails();
+        this.hooks.selected?.(a.name);
       });
     }
   }

@@ -20,6 +20,12 @@ const WIDTH = 420;
 const HEIGHT = 240;
 const MARGIN = { left: 56, right: 12, top: 22, bottom: 30 };
 
+/** What a host (a notebook widget) hears when the user changes the smoothing or the x axis. */
+export interface ScalarsViewHooks {
+  smoothing?(weight: number): void;
+  axis?(axis: XAxis): void;
+}
+
 export class ScalarsView {
   readonly node: HTMLElement;
   private series: ScalarSeries[] = [];
@@ -29,8 +35,11 @@ export class ScalarsView {
   private logScale = false;
   private filter = '';
   private charts: HTMLElement;
+  private smoothingInput: HTMLInputElement;
+  private smoothingShown: HTMLElement;
+  private axisSelect: HTMLSelectElement;
 
-  constructor() {
+  constructor(private hooks: ScalarsViewHooks = {}) {
     this.node = html('div', { class: 'nbflow-scalars' });
     const bar = html('div', { class: 'nbflow-toolbar' }, this.node);
     const filter = html('input', { type: 'search', placeholder: 'Filter tags (regex)', class: 'nbflow-tag-filter' }, bar);
@@ -44,6 +53,7 @@ export class ScalarsView {
     slider.addEventListener('input', () => {
       this.smoothing = Number(slider.value);
       shown.textContent = slider.value;
+      this.hooks.smoothing?.(this.smoothing);
       this.render();
     });
     const axis = html('select', { class: 'nbflow-axis' }, bar);
@@ -52,8 +62,12 @@ export class ScalarsView {
     }
     axis.addEventListener('change', () => {
       this.axis = axis.value as XAxis;
+      this.hooks.axis?.(this.axis);
       this.render();
     });
+    this.smoothingInput = slider;
+    this.smoothingShown = shown;
+    this.axisSelect = axis;
     const logLabel = html('label', {}, bar);
     const log = html('input', { type: 'checkbox', class: 'nbflow-log' }, logLabel);
     logLabel.append(' log scale');
@@ -64,6 +78,20 @@ export class ScalarsView {
     const csv = html('button', { class: 'nbflow-button nbflow-csv' }, bar, 'Download CSV');
     csv.addEventListener('click', () => this.downloadCsv());
     this.charts = html('div', { class: 'nbflow-charts' }, this.node);
+  }
+
+  /** Set the smoothing weight and the x axis from outside (the toolbar follows). */
+  setOptions(options: { smoothing?: number; axis?: XAxis }): void {
+    if (options.smoothing !== undefined) {
+      this.smoothing = options.smoothing;
+      this.smoothingInput.value = String(options.smoothing);
+      this.smoothingShown.textContent = String(options.smoothing);
+    }
+    if (options.axis !== undefined) {
+      this.axis = options.axis;
+      this.axisSelect.value = options.axis;
+    }
+    this.render();
   }
 
   setData(series: ScalarSeries[], runs: string[]): void {

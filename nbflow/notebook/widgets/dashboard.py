@@ -2,10 +2,12 @@
 runs in another thread of the kernel (whitepaper §9.1, "Visualization of Summary Data").
 
 A background thread calls ``poll()`` every ``interval`` seconds: it reads the source (the event
-logs of a log directory, tailed incrementally, or a ``MemorySource``) and streams only the new
-points into the Bokeh ``ColumnDataSource``s, which ``BokehModel`` widgets forward to the page.
-Smoothing and the x axis (step, relative time, wall time) are recomputed from the kept raw
-points when changed. The Stop button stops polling and the attached ``TrainingRun``.
+logs of a log directory, tailed incrementally, or a ``MemorySource``) and sends only what is new
+to the page. Scalars are drawn by the nbflow Board's own chart view (``ScalarsWidget``:
+smoothing, step / relative / wall-time axes, log scale, tag filter, CSV, as in the JupyterLab
+panel); histograms over time stream into Bokeh ``ColumnDataSource``s that ``BokehModel``
+widgets forward to the page; images get a step slider. The Stop button stops polling and the
+attached ``TrainingRun``.
 """
 
 from __future__ import annotations
@@ -15,37 +17,13 @@ import threading
 from typing import Any
 
 import ipywidgets as widgets
-from bokeh.models import ColumnDataSource, DatetimeTickFormatter, BasicTickFormatter
+from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
 from nbflow.notebook import summary_model
 from nbflow.notebook.logs import as_source
 from nbflow.notebook.widgets.plots import bokeh_widget
-
-RUN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
-AXIS_LABELS = {"step": "step", "relative": "relative time (hours)", "wall": "wall time"}
-
-
-class _ScalarChart:
-    def __init__(self, tag: str):
-        self.figure = figure(
-            title=tag, height=220, width=380, tools="pan,wheel_zoom,box_zoom,reset,hover"
-        )
-        self.figure.xaxis.axis_label = "step"
-        self.sources: dict[str, ColumnDataSource] = {}
-        self.raw: dict[str, tuple[list[int], list[float], list[float]]] = {}
-        self.widget: Any = None
-
-    def source(self, run: str) -> ColumnDataSource:
-        src = self.sources.get(run)
-        if src is None:
-            src = self.sources[run] = ColumnDataSource({"x": [], "y": [], "smooth": []})
-            color = RUN_COLORS[len(self.sources) % len(RUN_COLORS) - 1]
-            self.figure.line("x", "y", source=src, color=color, alpha=0.25)
-            self.figure.line("x", "smooth", source=src, color=color, legend_label=run)
-            self.figure.legend.location = "top_right"
-            self.raw[run] = ([], [], [])
-        return src
+from nbflow.notebook.widgets.scalars import ScalarsWidget
 
 
 class SummaryDashboard(widgets.VBox):
@@ -64,31 +42,21 @@ class SummaryDashboard(widgets.VBox):
         self.source = as_source(logdir_or_source)
         self.training = run
         self.interval = interval
-        self.smoothing = widgets.FloatSlider(
-            value=smoothing, min=0.0, max=0.99, step=0.01, description="smoothing"
-        )
-        self.x_axis = widgets.ToggleButtons(
-            options=list(summary_model.AXES), value=x_axis, description="x axis"
-        )
+        self.scalars = ScalarsWidget(smoothing=smoothing, x_axis=x_axis)
         self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="danger")
         self.status = widgets.Label("waiting for data")
-        self.scalar_box = widgets.GridBox(layout=widgets.Layout(grid_template_columns="1fr 1fr"))
         self.histogram_box = widgets.GridBox(layout=widgets.Layout(grid_template_columns="1fr 1fr"))
         self.image_box = widgets.VBox()
-        self.scalars: dict[str, _ScalarChart] = {}
         self.histograms: dict[tuple[str, str], tuple[Any, ColumnDataSource]] = {}
         self.images: dict[tuple[str, str], tuple[widgets.Image, widgets.IntSlider, Any]] = {}
         self._seen: dict[tuple[str, str, str], int] = {}
-        self._start_time: float | None = None
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.polls = 0
-        self.smoothing.observe(lambda _c: self._redraw_scalars(), "value")
-        self.x_axis.observe(lambda _c: self._redraw_scalars(), "value")
         self.stop_button.on_click(lambda _b: self.stop())
-        controls = widgets.HBox([self.smoothing, self.x_axis, self.stop_button, self.status])
-        children = [controls, self.scalar_box, self.histogram_box, self.image_box]
+        controls = widgets.HBox([self.stop_button, self.status])
+        children = [controls, self.scalars, self.histogram_box, self.image_box]
         if run is not None:
             from nbflow.notebook.widgets.controls import RunControls
 
@@ -147,7 +115,7 @@ class SummaryDashboard(widgets.VBox):
 
     @property
     def points(self) -> int:
-        return sum(len(c.raw[r][0]) for c in self.scalars.values() for r in c.raw)
+        return self.scalars.num_points
 
     def _fresh(self, kind: str, run: str, tag: str, series: Any) -> tuple[int, int]:
         """The range of new points; (0, n) again when the series shrank (a restarted run)."""
@@ -160,42 +128,15 @@ class SummaryDashboard(widgets.VBox):
         start, end = self._fresh("scalar", run, tag, series)
         if end <= start:
             return 0
-        chart = self.scalars.get(tag)
-        if chart is None:
-            chart = self.scalars[tag] = _ScalarChart(tag)
-            chart.widget = bokeh_widget(chart.figure)
-            self.scalar_box.children = [*self.scalar_box.children, chart.widget]
-        chart.source(run)
-        steps, walls, values = chart.raw[run]
-        if start == 0:
-            del steps[:], walls[:], values[:]
-        steps += series.steps[start:end]
-        walls += series.wall_times[start:end]
-        values += [float(v) for v in series.values[start:end]]
-        if self._start_time is None and walls:
-            self._start_time = walls[0]
-        self._redraw(chart, run)
+        self.scalars.extend(
+            run,
+            tag,
+            series.steps[start:end],
+            series.wall_times[start:end],
+            series.values[start:end],
+            restart=start == 0,
+        )
         return end - start
-
-    def _redraw(self, chart: _ScalarChart, run: str) -> None:
-        steps, walls, values = chart.raw[run]
-        axis = self.x_axis.value
-        chart.sources[run].data = {
-            "x": summary_model.x_values(steps, walls, axis, self._start_time),
-            "y": list(values),
-            "smooth": summary_model.smooth(values, self.smoothing.value),
-        }
-
-    def _redraw_scalars(self) -> None:
-        with self._lock:
-            axis = self.x_axis.value
-            for chart in self.scalars.values():
-                chart.figure.xaxis.axis_label = AXIS_LABELS[axis]
-                chart.figure.xaxis.formatter = (
-                    DatetimeTickFormatter() if axis == "wall" else BasicTickFormatter()
-                )
-                for run in chart.sources:
-                    self._redraw(chart, run)
 
     def _add_histograms(self, run: str, tag: str, series: Any) -> int:
         start, end = self._fresh("histogram", run, tag, series)

@@ -1,40 +1,50 @@
 """The graph widget: TensorBoard's graph view in a notebook output (whitepaper §9.1).
 
-All the work — collapsing scopes, marking identical groups, setting bookkeeping aside, the
-layout, search, node details — is done in Python by ``graph_model``; the front end
-(``static/graph.js``, an anywidget ES module shipped with the package, no CDN) only draws the
-``view`` trait and reports clicks. Expanding a group is a message ``{"type": "toggle", "id"}``;
-clicking an op sets ``selected``, which fills ``details``.
+The page draws it with the nbflow Board's own graph view (``front_end``: the panel's
+TypeScript ``GraphView``, bundled for anywidget), fed the ``graph_def`` trait: scopes collapse
+into groups, identical groups are marked, bookkeeping ops are set aside (by the ``rules`` sent
+from Python), the layout runs in a web worker, and search, pan and zoom happen in the page —
+exactly as in the panel. The view reports the groups it expanded (``expanded``, ids like
+``"layer1/"``), the op clicked (``selected``, which fills ``details`` with where the op was
+created and its value from the last run) and the colour mode.
+
+Python keeps the same picture in ``graph_model`` (``view``: the visible items and their
+layout), so code and tests can expand, reveal and search: ``toggle``, ``reveal``, ``query``.
+A front end may also ask with messages ``{"type": "toggle", "id"}`` and ``{"type": "reveal",
+"name"}``.
 """
 
 from __future__ import annotations
 
-import pathlib
+import json
 from collections.abc import Iterable
 from typing import Any
 
-import anywidget
 import ipywidgets as widgets
 import traitlets
 
 from nbflow.framework.ops import Graph
 from nbflow.notebook import graph_model
 from nbflow.notebook.display import cell_build_summary_html, op_details
+from nbflow.notebook.widgets.front_end import BoardWidget
 
-STATIC = pathlib.Path(__file__).parent / "static"
+# Attr values larger than this (JSON characters: big constants) are sent as a short summary.
+MAX_ATTR_CHARS = 512
 
 
-class GraphWidget(anywidget.AnyWidget):
+class GraphWidget(BoardWidget):
     """An interactive view of a Graph; ``highlight`` marks ops (e.g. those a cell built)."""
 
-    _esm = STATIC / "graph.js"
-    view = traitlets.Dict().tag(sync=True)
+    bundle = "graph.js"
+    graph_def = traitlets.Dict().tag(sync=True)
+    rules = traitlets.Dict().tag(sync=True)
+    view = traitlets.Dict()
     expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
     details = traitlets.Dict().tag(sync=True)
     query = traitlets.Unicode("").tag(sync=True)
     results = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    color_by = traitlets.Enum(["device", "structure"], "device").tag(sync=True)
+    color_by = traitlets.Enum(["device", "structure"], "structure").tag(sync=True)
     highlight = traitlets.List(traitlets.Unicode()).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
 
@@ -53,7 +63,13 @@ class GraphWidget(anywidget.AnyWidget):
         self._last_values = last_values
         self._model = graph_model.build_model(graph, rules)
         self._version = (graph.version, graph._mutation_version)
-        super().__init__(highlight=list(highlight), title=title, **kwargs)
+        super().__init__(
+            highlight=list(highlight),
+            title=title,
+            rules=rules_json(rules or graph_model.BookkeepingRules()),
+            graph_def=front_end_graph_def(graph),
+            **kwargs,
+        )
         self.on_msg(self._on_front_end_msg)
         self._relayout()
 
@@ -67,6 +83,7 @@ class GraphWidget(anywidget.AnyWidget):
         if version != self._version:
             self._version = version
             self._model = graph_model.build_model(self._graph, self._rules)
+            self.graph_def = front_end_graph_def(self._graph)
             self._relayout()
 
     def toggle(self, group: str) -> None:
@@ -124,6 +141,31 @@ class GraphWidget(anywidget.AnyWidget):
             for node in view["nodes"]:
                 node["hl"] = node["id"] in shown
         self.view = view
+
+
+def front_end_graph_def(graph: Graph) -> dict[str, Any]:
+    """The GraphDef the page draws, with output shapes; big attr values (constants) summarised."""
+    graph_def = graph.as_graph_def(add_shapes=True)
+    for node in graph_def["node"]:
+        attrs = node["attr"]
+        for key, value in attrs.items():
+            if isinstance(value, dict) and "tensor" in value:
+                tensor = value["tensor"]
+                if len(json.dumps(tensor)) > MAX_ATTR_CHARS:
+                    summary = {"dtype": tensor.get("dtype"), "shape": tensor.get("shape")}
+                    attrs[key] = {"tensor": summary}
+            elif len(json.dumps(value)) > MAX_ATTR_CHARS:
+                attrs[key] = json.dumps(value)[:MAX_ATTR_CHARS] + "…"
+    return graph_def
+
+
+def rules_json(rules: graph_model.BookkeepingRules) -> dict[str, Any]:
+    """The bookkeeping rules as the Board's graph view takes them (it sets aside above a degree)."""
+    return {
+        "max_degree": rules.degree_threshold - 1,
+        "op_types": list(rules.op_types),
+        "name_patterns": list(rules.name_patterns),
+    }
 
 
 def cell_view(build: Any) -> widgets.VBox:

@@ -1,0 +1,56 @@
+/**
+ * What the notebook widgets translate between the kernel's traits and the Board's views.
+ * Pure functions, no DOM.
+ *
+ *   toViewPaths / toKernelPaths   group paths: the kernel's model writes "a/b/", the view "a/b"
+ *   detailRows                    an op's creation site and last values as detail rows
+ *   fromKernelSeries              the kernel's scalar series as the charts' ScalarSeries
+ */
+import { ScalarSeries } from './series';
+
+export const toViewPaths = (paths: string[]): string[] => paths.map(p => p.replace(/\/$/, ''));
+export const toKernelPaths = (paths: string[]): string[] => paths.map(p => p + '/').sort();
+
+/** An op's details as the kernel sends them (nbflow.notebook.display.op_details). */
+export interface KernelDetails {
+  name?: string;
+  created?: { cell?: string; file?: string; line?: number; source?: string };
+  values?: Record<string, string>;
+}
+
+/** The rows the kernel adds to an op's details: where it was created and its last values. */
+export function detailRows(details: KernelDetails): [string, string][] {
+  const rows: [string, string][] = [];
+  const c = details.created;
+  if (c) {
+    const where = c.cell ? `cell '${c.cell}'` : c.file ?? '?';
+    rows.push(['created', `${where}, line ${c.line ?? '?'}`]);
+    if (c.source) {
+      rows.push(['source', c.source]);
+    }
+  }
+  for (const [tensor, value] of Object.entries(details.values ?? {})) {
+    rows.push([`last ${tensor}`, value]);
+  }
+  return rows;
+}
+
+/** One scalar series as the kernel sends it (nbflow.notebook.widgets.scalars). */
+export interface KernelSeries {
+  run: string;
+  tag: string;
+  steps: number[];
+  wall_times: number[];
+  values: (number | null)[];
+}
+
+export function fromKernelSeries(series: KernelSeries[]): ScalarSeries[] {
+  return series.map(s => ({
+    run: s.run,
+    tag: s.tag,
+    steps: s.steps,
+    wallTimes: s.wall_times,
+    values: s.values,
+    nextOffset: s.steps.length
+  }));
+}

@@ -1,0 +1,106 @@
+/**
+ * The notebook's graph widget (nbflow.notebook.widgets.graph.GraphWidget): the Board's
+ * GraphView inside a cell output. The kernel sends the GraphDef, the bookkeeping rules, the ops
+ * to highlight (those the cell built) and, for a selected op, where it was created and its
+ * value from the last run; the view reports expanded groups, the selected op and the colour
+ * mode back, so the Python object always knows what is on screen.
+ *
+ * Group paths: the kernel's model names a group "a/b/", the view "a/b".
+ */
+import { GraphDef } from '../model/graph';
+import { KernelDetails, detailRows, toKernelPaths, toViewPaths } from '../model/notebook';
+import { ColorMode, GraphView } from '../views/graphView';
+import { html } from '../views/dom';
+import { RenderProps, installLayoutWorker, save } from './anywidget';
+
+interface Rules {
+  max_degree: number;
+  op_types: string[];
+  name_patterns: string[];
+}
+
+function render({ model, el }: RenderProps): () => void {
+  installLayoutWorker();
+  const rules = model.get('rules') as Rules;
+  let selectedHere = '';
+  const view = new GraphView(
+    { maxDegree: rules.max_degree, opTypes: rules.op_types, namePatterns: rules.name_patterns },
+    {
+      expanded: paths => save(model, 'expanded', toKernelPaths(paths)),
+      selected: name => {
+        selectedHere = name;
+        save(model, 'selected', name);
+      },
+      colorMode: (mode: ColorMode) => {
+        if (mode === 'device' || mode === 'structure') {
+          save(model, 'color_by', mode);
+        }
+      }
+    }
+  );
+  const root = html('div', { class: 'nbflow-notebook-graph' }, el);
+  root.style.cssText = 'display:flex;flex-direction:column;height:520px;border:1px solid var(--jp-border-color2, #ddd)';
+  const heading = html('div', { class: 'nbflow-notebook-title' }, root);
+  heading.style.cssText = 'font-weight:600;padding:4px 8px';
+  root.appendChild(view.node);
+
+  const showTitle = (): void => {
+    heading.textContent = model.get('title') || '';
+    heading.style.display = heading.textContent ? '' : 'none';
+  };
+  const showGraph = (): void => {
+    view.setExpanded(toViewPaths(model.get('expanded') ?? []));
+    view.setGraphDef(model.get('graph_def') as GraphDef);
+  };
+  const showExpanded = (): void => view.setExpanded(toViewPaths(model.get('expanded') ?? []));
+  const showHighlight = (): void => view.setHighlight(model.get('highlight') ?? []);
+  const showColor = (): void => view.setColorMode(model.get('color_by') as ColorMode);
+  const showSelected = (): void => {
+    const name = model.get('selected') as string;
+    if (name && name !== selectedHere) {
+      selectedHere = name;
+      view.reveal(name);
+    }
+  };
+  const showDetails = (): void => {
+    const d = model.get('details') as KernelDetails;
+    if (d && d.name) {
+      view.setExtraDetails(d.name, detailRows(d));
+    }
+  };
+  const listeners: [string, () => void][] = [
+    ['change:title', showTitle],
+    ['change:graph_def', showGraph],
+    ['change:expanded', showExpanded],
+    ['change:highlight', showHighlight],
+    ['change:color_by', showColor],
+    ['change:selected', showSelected],
+    ['change:details', showDetails]
+  ];
+  for (const [event, callback] of listeners) {
+    model.on(event, callback);
+  }
+  showTitle();
+  showHighlight();
+  showColor();
+  showGraph();
+  showDetails();
+
+  // The output is attached (and sized) after render returns: fit the graph once it has a size.
+  let fitted = false;
+  const resize = new ResizeObserver(() => {
+    if (!fitted && view.node.getBoundingClientRect().width > 0) {
+      fitted = true;
+      view.fit();
+    }
+  });
+  resize.observe(view.node);
+  return () => {
+    resize.disconnect();
+    for (const [event, callback] of listeners) {
+      model.off(event, callback);
+    }
+  };
+}
+
+export default { render };

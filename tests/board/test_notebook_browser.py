@@ -1,0 +1,167 @@
+"""A notebook that builds a graph with ``%%dataflow`` and trains, run in real headless Chromium
+against ``jupyter lab`` (Debian's chromium, driven by Python Playwright; never
+``playwright install``). The screenshot goes to test-artifacts/notebook.png.
+
+The notebook's cells build an MLP in two scopes, show the graph widget (the Board's graph view
+inside the cell output), start training in a background thread of the kernel and show the live
+summary dashboard (the Board's scalar charts). The test runs all cells from the command
+registry, then checks that the graph widget draws the scope groups and expands one on a click,
+that the loss chart gains points while training runs, that the dashboard's Stop button stops
+the run, and that the console shows no errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.board.conftest import start_jupyter, stop
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+TIMEOUT_MS = 30_000
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
+pytestmark = pytest.mark.slow
+
+CELLS = [
+    """\
+%load_ext nbflow
+import threading
+import numpy as np
+import nbflow as tf
+from nbflow.notebook import LogDirSource, SummaryDashboard, start_training""",
+    """\
+%%dataflow --name inputs
+tf.set_random_seed(0)
+x = tf.placeholder(tf.float32, [None, 4], name="x")
+y = tf.placeholder(tf.float32, [None, 1], name="y")""",
+    """\
+%%dataflow --name model
+with tf.name_scope("layer1"):
+    w1 = tf.Variable(tf.truncated_normal([4, 8], stddev=0.5), name="w")
+    h = tf.nn.relu(tf.matmul(x, w1))
+with tf.name_scope("layer2"):
+    w2 = tf.Variable(tf.truncated_normal([8, 1], stddev=0.5), name="w")
+    pred = tf.matmul(h, w2)
+loss = tf.reduce_mean(tf.square(pred - y), name="loss")
+train_op = tf.train.GradientDescentOptimizer(0.02).minimize(loss)
+loss_summary = tf.summary.scalar("mse", loss)
+init = tf.global_variables_initializer()""",
+    """\
+rng = np.random.default_rng(0)
+X = rng.normal(size=(64, 4)).astype(np.float32)
+Y = X.sum(axis=1, keepdims=True)
+paced = threading.Event()  # never set: wait() paces the loop so a person can watch it
+
+def train(run):
+    writer = tf.summary.FileWriter("logs/mlp", tf.get_default_graph())
+    step = 0
+    with tf.Session() as sess:
+        sess.run(init)
+        while step < 2000 and run.check():
+            _, summary = sess.run([train_op, loss_summary], {x: X, y: Y})
+            writer.add_summary(summary, step)
+            writer.flush()
+            step += 1
+            paced.wait(0.005)
+    writer.close()
+    return step
+
+training = start_training(train, logdir="logs/mlp", name="mlp")
+SummaryDashboard(LogDirSource("logs"), run=training, interval=0.2)""",
+]
+
+
+def notebook_json() -> dict:
+    cells = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+         "source": source}
+        for source in CELLS
+    ]  # fmt: skip
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return {"cells": cells, "metadata": {"kernelspec": kernelspec}, "nbformat": 4,
+            "nbformat_minor": 5}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("notebook-lab")
+    root = tmp / "root"
+    root.mkdir()
+    (root / "train.ipynb").write_text(json.dumps(notebook_json()))
+    server = start_jupyter(root, "lab", tmp, ["--LabApp.expose_app_in_browser=True"])
+    yield server
+    stop(server)
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+            ],
+        )  # fmt: skip
+        context = browser.new_context(viewport={"width": 1400, "height": 1400})
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.errors = []
+        page.on("console", lambda m: m.type == "error" and page.errors.append(m.text))
+        page.on("pageerror", lambda e: page.errors.append(str(e)))
+        page.goto(f"{lab.url}lab/tree/train.ipynb?token={lab.token}")
+        yield page
+        context.close()
+        browser.close()
+
+
+KERNEL_IDLE = """() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!kernel && kernel.status === 'idle';
+}"""
+
+POINTS = """() => {
+  const p = document.querySelector(".nbflow-notebook-scalars .nbflow-chart[data-tag='mse'] path.nbflow-line");
+  return p ? Number(p.getAttribute('data-points')) : 0;
+}"""
+
+
+def test_notebook_widgets_render_and_update_while_training_runs(page):
+    page.wait_for_function(KERNEL_IDLE)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+    # The %%dataflow cell shows the graph widget: the Board's graph view, scopes collapsed.
+    graph = page.locator(".jp-OutputArea .nbflow-notebook-graph").last
+    graph.locator(".nbflow-graph[data-state='ready']").wait_for()
+    for scope in ("layer1", "layer2", "gradients"):
+        graph.locator(f".nbflow-group[data-name='{scope}']").wait_for()
+    assert graph.locator(".nbflow-op[data-name='layer1/MatMul']").count() == 0
+    assert graph.locator(".nbflow-group.nbflow-highlight").count() >= 2  # built by this cell
+    graph.locator(".nbflow-group[data-name='layer1'] text").first.click()
+    graph.locator(".nbflow-op[data-name='layer1/MatMul']").wait_for()
+    graph.locator(".nbflow-graph[data-state='ready']").wait_for()
+    graph.locator(".nbflow-op[data-name='layer1/MatMul']").click()
+    details = graph.locator(".nbflow-graph-details")
+    details.get_by_text("cell 'model'").wait_for()  # where the op was created, from the kernel
+    assert "MatMul" in details.inner_text()
+
+    # The dashboard's loss chart (the Board's scalar chart) gains points while training runs.
+    page.wait_for_function(f"() => ({POINTS})() >= 5")
+    first = page.evaluate(POINTS)
+    page.wait_for_function(f"() => ({POINTS})() > {first}")
+    page.locator(".nbflow-notebook-scalars").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "notebook.png"))
+
+    # Stop responds while the training cell's loop runs in the kernel.
+    page.locator(".jp-OutputArea button:has-text('Stop')").last.click()
+    page.get_by_text("mlp: stopped").wait_for()
+    assert page.errors == [], page.errors
