@@ -184,7 +184,8 @@ def test_concurrent_runs_share_variables(session):
 def test_dataflow_executor_runs_independent_kernels_in_parallel():
     x = tf.constant(1.0)
     y = _op("TestRendezvous", x) + _op("TestRendezvous", x)
-    with tf.Session() as sess:  # "auto" picks the dataflow executor: two expensive kernels
+    config = tf.ConfigProto(inter_op_parallelism_threads=2)
+    with tf.Session(config=config) as sess:  # two independent expensive kernels: a pool
         assert sess.run(y) == 2.0
 
 
@@ -226,3 +227,17 @@ def test_integer_true_division_gives_float64():
     with tf.Session() as sess:
         out = sess.run(tf.constant(7) / tf.constant(2))
     assert out.dtype == np.float64 and out == 3.5
+
+
+def test_intra_op_threads_cap_the_blas_pool():
+    from threadpoolctl import threadpool_info
+
+    before = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    try:
+        with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)):
+            after = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+        assert after and all(n == 1 for n in after)
+    finally:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=max(before or [1]), user_api="blas")
