@@ -9,7 +9,7 @@
 This module re-exports the public TF1 surface; the code lives in the layered subpackages.
 """
 
-from nbflow import errors
+from nbflow import errors, gfile
 from nbflow.framework import dtypes
 from nbflow.framework.dtypes import *  # noqa: F403 - tf.float32 and friends
 from nbflow.framework.dtypes import DType, as_dtype
@@ -39,9 +39,68 @@ from nbflow.framework.ops import (
 from nbflow.framework.tensor_shape import Dimension, TensorShape
 from nbflow.devices.spec import DeviceSpec
 from nbflow.ops.array_ops import *  # noqa: F403
-from nbflow.ops.control_flow_ops import group, no_op, tuple  # noqa: A004
+from nbflow.ops.control_flow_ops import case, cond, group, no_op, tuple, while_loop  # noqa: A004
+from nbflow.ops.data_flow_ops import (
+    FIFOQueue,
+    PaddingFIFOQueue,
+    PriorityQueue,
+    QueueBase,
+    RandomShuffleQueue,
+)
+from nbflow.ops.functional_ops import foldl, foldr, map_fn, scan
+from nbflow.ops.parsing_ops import decode_csv
+from nbflow.ops.reader_ops import (
+    FixedLengthRecordReader,
+    ReaderBase,
+    TextLineReader,
+    TFRecordReader,
+)
+from nbflow.ops.data_flow_ops import (
+    ConditionalAccumulator,
+    SparseConditionalAccumulator,
+)
+from nbflow.framework.resources import reset_containers
+from nbflow.ops import reader_ops as _reader_ops
+import types as _types
+
+# tf.python_io / tf.io: TFRecord files (TFRecordWriter, tf_record_iterator).
+python_io = _types.SimpleNamespace(
+    TFRecordWriter=_reader_ops.TFRecordWriter, tf_record_iterator=_reader_ops.tf_record_iterator
+)
+io = python_io
 from nbflow.ops.math_ops import *  # noqa: F403
 from nbflow.ops.state_ops import assign, assign_add, assign_sub
+from nbflow.ops import init_ops as initializers
+from nbflow.ops.init_ops import (
+    constant_initializer,
+    glorot_normal_initializer,
+    glorot_uniform_initializer,
+    ones_initializer,
+    orthogonal_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    truncated_normal_initializer,
+    variance_scaling_initializer,
+    zeros_initializer,
+)
+from nbflow.ops.random_ops import (
+    get_seed,
+    multinomial,
+    random_normal,
+    random_shuffle,
+    random_uniform,
+    set_random_seed,
+    truncated_normal,
+)
+from nbflow.ops.variable_scope import (
+    AUTO_REUSE,
+    VariableScope,
+    get_local_variable,
+    get_variable,
+    get_variable_scope,
+    variable_op_scope,
+    variable_scope,
+)
 from nbflow.ops.variables import (
     Variable,
     all_variables,
@@ -68,6 +127,41 @@ from nbflow.runtime.config import (
     RunOptions,
 )
 from nbflow.runtime.session import InteractiveSession, Session
+from nbflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
+from nbflow.gradients import (
+    AggregationMethod,
+    NotDifferentiable,
+    RegisterGradient,
+    gradient_override_map,
+    gradients,
+    no_gradient,
+)
+from nbflow.ops.clip_ops import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
+from nbflow.ops.numerics import add_check_numerics_ops, check_numerics, verify_tensor_all_finite
+from nbflow import nn, train
+from nbflow import saved_model, summary  # checkpoints, event logs, export
+from nbflow.framework import graph_util
+
+from nbflow import test  # noqa: E402 - tf.test.is_gpu_available
 
 newaxis = None
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext nbflow``: register the %%dataflow magics (see nbflow.notebook)."""
+    from nbflow.notebook import load_ipython_extension as load
+
+    load(ipython)
+
+
+def _register_in_ipython():
+    import sys
+
+    if "IPython" in sys.modules:  # only inside IPython; the notebook layer loads lazily
+        from nbflow.notebook import register_if_in_ipython
+
+        register_if_in_ipython()
+
+
+_register_in_ipython()

@@ -18,6 +18,37 @@ except ImportError:  # pragma: no cover - ml_dtypes is a dependency
     _BFLOAT16 = None
 
 
+__all__ = [
+    "DType",
+    "as_dtype",
+    "float16",
+    "half",
+    "bfloat16",
+    "float32",
+    "float64",
+    "double",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+    "string",
+    "complex64",
+    "complex128",
+    "resource",
+    "variant",
+    "float32_ref",
+    "float64_ref",
+    "int32_ref",
+    "int64_ref",
+    "QUANTIZED_DTYPES",
+]
+
+
 class DType:
     """An element type: name, NumPy dtype and the predicates TensorFlow code asks of it."""
 
