@@ -215,6 +215,9 @@ def build_cell(
     """
     cell = CellSource(key or default_cell_key(source), source, arguments)
     target = graphs.graph(graph)
+    # A MonitoredTrainingSession finalizes its graph, as TensorFlow does; in a notebook the
+    # next cell must still be able to build (an evaluation op, a re-run of a model cell).
+    target._unsafe_unfinalize()
     record = graphs.record(target, cell.key)
     previous = list(record.ops) if record else []
     old_nodes = {op.name: _signature(op) for op in previous}

@@ -161,3 +161,12 @@ def test_auto_registration_when_nbflow_is_imported_in_ipython(ip):
     notebook._loaded.discard(id(ip))
     tf._register_in_ipython()
     assert id(ip) in notebook._loaded
+
+
+
+def test_a_dataflow_cell_can_build_after_a_monitored_session_finalized_the_graph(ip):
+    run(ip, "%%dataflow --name a --no-show\nx = tf.constant(1.0)")
+    graph = ip.user_ns["x"].graph
+    graph.finalize()  # what MonitoredTrainingSession does to the notebook's graph
+    run(ip, "%%dataflow --name b --no-show\ny = x * 2.0")
+    assert ip.user_ns["y"].op.graph is graph
