@@ -240,6 +240,10 @@ def schedule_recvs(
         if best is not None and best not in op._control_inputs and best_end > asap[op]:
             op._control_inputs.append(best)
             best._control_outputs.append(op)
+            # Later Recvs must see this edge when they look for ops that do not depend on
+            # them, or two delays could wait on each other.
+            succs[best].append(op)
+            preds[op].append(best)
             added += 1
     return added
 

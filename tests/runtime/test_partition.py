@@ -161,3 +161,31 @@ def test_recv_scheduling_delays_a_recv_with_slack_and_keeps_results():
     for scheduling in (True, False):
         with tf.Session(config=_config(2, enable_recv_scheduling=scheduling)) as sess:
             np.testing.assert_allclose(sess.run(late, {x: value}), value**16 + value)
+
+
+def test_measured_recv_scheduling_never_creates_a_cycle():
+    """After a traced step the cost model has measurements and Recvs get delayed; delaying
+    one Recv must account for the edges added for the others (4 towers share the weights)."""
+    tf.set_random_seed(0)
+    x = tf.placeholder(tf.float32, [None, 8], name="x")
+    with tf.device("/cpu:0"):
+        w = tf.Variable(tf.truncated_normal([8, 6], stddev=0.1), name="w")
+        v = tf.Variable(tf.truncated_normal([6, 3], stddev=0.1), name="v")
+    losses, grads = [], []
+    for i, xs in enumerate(tf.split(x, 4)):
+        with tf.device(f"/cpu:{i}"):
+            loss = tf.reduce_mean(tf.matmul(tf.nn.relu(tf.matmul(xs, w)), v))
+            losses.append(loss)
+            grads.append(tf.gradients(loss, [w, v]))
+    with tf.device("/cpu:0"):
+        train = tf.train.GradientDescentOptimizer(0.1).apply_gradients(
+            [(tf.add_n(list(g)), p) for g, p in zip(zip(*grads), [w, v])]
+        )
+        total = tf.add_n(losses)
+    feed = {x: np.random.default_rng(0).random((16, 8), np.float32)}
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 4})) as sess:
+        sess.run(tf.global_variables_initializer())
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        sess.run(train, feed, options=options, run_metadata=tf.RunMetadata())
+        assert np.isfinite(sess.run(total, feed))
+        sess.run([train, total], feed)
