@@ -101,6 +101,12 @@ from nbflow.ops.variable_scope import (
     variable_op_scope,
     variable_scope,
 )
+from nbflow.ops.partitioned_variables import (
+    PartitionedVariable,
+    fixed_size_partitioner,
+    min_max_variable_partitioner,
+    variable_axis_size_partitioner,
+)
 from nbflow.ops.variables import (
     Variable,
     all_variables,

@@ -164,12 +164,15 @@ def import_graph_def(
     created: dict[str, Any] = {}
     scope = "import" if name is None else name
     order = _topological_names(graph_def["node"])
+    back_edges: list[tuple[str, int, str, int]] = []  # (Merge, input slot, NextIteration, k)
     with graph.name_scope(scope or None) as prefix:
         for node_name in order:
             node = nodes[node_name]
             opdef = get_op_def(node["op"])
             attrs = {k: decode_attr(v) for k, v in node.get("attr", {}).items()}
             attrs.pop("_output_shapes", None)
+            if prefix and "frame_name" in attrs:  # each imported copy of a loop is its own frame
+                attrs["frame_name"] = f"{prefix}{attrs['frame_name']}"
             if "_class" in attrs:
                 attrs["_class"] = [
                     f"loc:@{prefix}{c[5:]}" if c.startswith("loc:@") else c for c in attrs["_class"]
@@ -184,8 +187,12 @@ def import_graph_def(
                 if key in input_map:
                     used_inputs.add(key)
                     data.append(input_map[key])
+                elif src not in created:  # a loop's back edge: patched once NextIteration exists
+                    back_edges.append((node_name, len(data), src, index))
+                    data.append(None)
                 else:
                     data.append(created[src].outputs[index])
+            data = [d if d is not None else next(x for x in data if x is not None) for d in data]
             grouped = opdef.group_inputs(data, attrs) if opdef.list_inputs else data
             with graph.device(node.get("device") or None) if node.get("device") else _null():
                 op = graph.create_op(
@@ -196,6 +203,10 @@ def import_graph_def(
                     control_inputs=controls,
                 )
             created[node_name] = op
+    for node_name, slot, src, index in back_edges:
+        from nbflow.ops.control_flow_ops import _replace_input
+
+        _replace_input(created[node_name], slot, created[src].outputs[index])
     missing = set(input_map) - used_inputs
     if missing:
         raise ValueError(
@@ -218,12 +229,15 @@ def _canonical(name: str) -> str:
 
 
 def _topological_names(nodes: list[dict[str, Any]]) -> list[str]:
-    """Node names ordered so every node's inputs come first; NextIteration back edges are cut."""
+    """Node names ordered so every node's inputs come first; loop back edges are cut: a Merge
+    does not wait for its NextIteration input (patched in after the loop body is built)."""
+    kinds = {n["name"]: n["op"] for n in nodes}
     deps = {}
     for n in nodes:
         sources = [_parse_input(i)[0] for i in n.get("input", [])]
-        if n["op"] in ("NextIteration", "RefNextIteration"):
-            sources = []  # a loop's back edge; Merge's input is resolved by its position
+        if n["op"] in ("Merge", "RefMerge"):
+            back = ("NextIteration", "RefNextIteration")
+            sources = [s for s in sources if kinds.get(s) not in back]
         deps[n["name"]] = sources
     order: list[str] = []
     state: dict[str, int] = {}

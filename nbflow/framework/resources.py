@@ -46,13 +46,29 @@ class VariableResource:
 
 
 class ResourceManager:
-    """Resources of one device, grouped in containers; the default container is ``""``."""
+    """Resources of one device, grouped in containers; the default container is ``""``.
 
-    def __init__(self) -> None:
+    The default container belongs to this manager (one per session device: closing the session
+    frees it). A *named* container (``tf.container("name")``) lives in one process-wide manager
+    instead, so every session of the process that names it shares its variables and queues
+    (whitepaper §4.7); ``reset_containers`` clears named containers. Names starting with "_"
+    are the runtime's own per-device containers (e.g. random-number state) and stay here.
+    """
+
+    def __init__(self, routes_named: bool = True) -> None:
         self._containers: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+        self._routes_named = routes_named
+
+    def _shared(self, container: str) -> bool:
+        return bool(container) and self._routes_named and not container.startswith("_")
+
+    def _owner(self, container: str) -> ResourceManager:
+        return process_resources() if self._shared(container) else self
 
     def lookup_or_create(self, container: str, name: str, factory: Callable[[], Any]) -> Any:
+        if self._shared(container):
+            return process_resources().lookup_or_create(container, name, factory)
         found = self._containers.get(container, {}).get(name)
         if found is not None:
             return found
@@ -63,8 +79,9 @@ class ResourceManager:
             return resources[name]
 
     def lookup(self, container: str, name: str) -> Any:
+        owner = self._owner(container)
         try:
-            return self._containers[container][name]
+            return owner._containers[container][name]
         except KeyError:
             raise errors.NotFoundError(
                 None, None, f"Resource {container}/{name} does not exist"
@@ -74,7 +91,7 @@ class ResourceManager:
         return self.lookup_or_create(container, name, lambda: VariableResource(name))
 
     def reset(self, containers: list[str] | None = None) -> None:
-        """Drop every resource in the given containers (all of them when None)."""
+        """Drop every resource in the given containers (all of this manager's when None)."""
         with self._lock:
             for container in list(self._containers) if containers is None else containers:
                 self._containers.pop(container, None)
@@ -83,4 +100,27 @@ class ResourceManager:
         return list(self._containers)
 
     def items(self, container: str = "") -> list[tuple[str, Any]]:
-        return list(self._containers.get(container, {}).items())
+        owner = self._owner(container)
+        return list(owner._containers.get(container, {}).items())
+
+
+_process_resources: ResourceManager | None = None
+_process_lock = threading.Lock()
+
+
+def process_resources() -> ResourceManager:
+    """The process-wide manager holding the named containers."""
+    global _process_resources
+    if _process_resources is None:
+        with _process_lock:
+            if _process_resources is None:
+                _process_resources = ResourceManager(routes_named=False)
+    return _process_resources
+
+
+def reset_containers(containers: list[str] | None = None) -> None:
+    """Clear named containers shared by the sessions of this process (all of them when None).
+
+    >>> reset_containers(["experiment"])
+    """
+    process_resources().reset(containers)

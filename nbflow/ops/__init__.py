@@ -1,3 +1,7 @@
 """Op declarations, one module per family; importing this package registers them all."""
 
 from nbflow.ops import array_ops, control_flow_ops, math_ops, state_ops  # noqa: F401
+from nbflow.ops import init_ops, random_ops, variable_scope  # noqa: F401
+from nbflow.ops import io_ops, summary_ops  # noqa: F401
+from nbflow.ops import clip_ops, conv_ops, nn_ops, numerics, pooling_ops  # noqa: F401
+from nbflow.ops import embedding_ops, training_ops  # noqa: F401

@@ -13,11 +13,11 @@ so a repeated ``Session.run`` costs a dict lookup, the feed conversion and one c
 It serves graphs where parallelism would not pay: one device, no blocking kernels, no two
 expensive kernels that could overlap.
 
-``ParallelExecutor`` is the whitepaper's dataflow executor (§3.1): each node has a count of
-inputs still pending; nodes whose count reaches zero are ready; ready nodes run on a thread pool
-(BLAS releases the GIL, so independent matmuls overlap). A worker that finishes a node runs one
-newly ready cheap successor itself and hands the rest to the pool. ``StepState`` holds the pure
-bookkeeping; the executor only carries out its decisions.
+``ParallelExecutor`` is the whitepaper's dataflow executor (§3.1, runtime/dataflow.py): pending
+counts per node, ready nodes on a thread pool, async kernels that park without a thread, and
+for control flow dead values, frames and iteration tags. A control-flow plan without async
+kernels is compiled instead to structured code, each loop frame a Python ``while``
+(runtime/loop_compiler.py), so a loop iteration costs about what the same Python loop would.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from collections.abc import Callable
@@ -33,6 +34,7 @@ import numpy as np
 
 from nbflow import errors
 from nbflow.framework.op_def import KernelContext
+from nbflow.runtime.dataflow import StepState  # noqa: F401 - the dataflow step state
 from nbflow.runtime.plan import Plan, PlanNode, Source
 
 _ERROR_FOR: dict[type, type[errors.OpError]] = {
@@ -109,6 +111,11 @@ class InlineExecutor:
 
     def __init__(self, plan: Plan):
         self.plan = plan
+        self._delegate: ParallelExecutor | None = None
+        if plan.has_control_flow:  # a cyclic plan has no straight-line form
+            self._delegate = ParallelExecutor(plan, shared_pool())
+            self.source = self._delegate.source or ""
+            return
         self.source = _generate(plan)
         namespace: dict[str, Any] = {"_fail": self._fail, "_owned": owned}
         for node in plan.nodes:
@@ -116,7 +123,9 @@ class InlineExecutor:
         exec(compile(self.source, f"<nbflow plan of {len(plan.nodes)} nodes>", "exec"), namespace)
         self._step: Callable[[KernelContext, tuple], tuple] = namespace["step"]
 
-    def run(self, ctx: KernelContext, feeds: tuple) -> tuple:
+    def run(self, ctx: KernelContext, feeds: tuple, timeout: float | None = None) -> tuple:
+        if self._delegate is not None:
+            return self._delegate.run(ctx, feeds, timeout)
         return self._step(ctx, feeds)
 
     def _fail(self, n: int, exc: BaseException, frame_locals: dict[str, Any]) -> None:
@@ -175,153 +184,81 @@ def _generate(plan: Plan) -> str:
 
 
 # --- the dataflow executor -----------------------------------------------------------------------
-class StepState:
-    """Bookkeeping of one step on the dataflow executor: pending counts and values.
-
-    Pure state: ``finish(node, outputs)`` stores a node's outputs, releases values whose last
-    reader ran, and returns the nodes that became ready.
-    """
-
-    __slots__ = ("pending", "values", "remaining", "error", "done", "lock")
-
-    def __init__(self, initial_pending: list[int], num_nodes: int):
-        self.pending = list(initial_pending)
-        self.values: dict[Source, Any] = {}
-        self.remaining = num_nodes
-        self.error: BaseException | None = None
-        self.done = threading.Event()
-        self.lock = threading.Lock()
-
-
 class ParallelExecutor:
-    """Runs a plan by pending counts on a thread pool (see the module docstring)."""
+    """The dataflow executor (runtime/dataflow.py) for plans needing a pool, async kernels or
+    control flow. A control-flow plan without async kernels runs as generated structured code
+    (runtime/loop_compiler.py: each frame a Python ``while``), unless ``structured=False``."""
 
-    def __init__(self, plan: Plan, pool: ThreadPoolExecutor):
+    structured_by_default = True  # tests turn this off to exercise tagged frames
+
+    def __init__(self, plan: Plan, pool: ThreadPoolExecutor, structured: bool | None = None):
+        from nbflow.runtime.dataflow import DataflowExecutor
+
         self.plan = plan
         self.pool = pool
-        n = len(plan.nodes)
-        self._consumers: list[list[int]] = [[] for _ in range(n)]
-        pending = [0] * n
-        for node in plan.nodes:
-            preds = {s[1] for s in node.sources if s[0] == "node"} | set(node.control_sources)
-            pending[node.index] = len(preds)
-            for p in preds:
-                self._consumers[p].append(node.index)
-        self._initial_pending = pending
-        self._roots = [i for i, c in enumerate(pending) if c == 0]
-        self._releases = release_points(plan)
-        self._expensive = [node.op.op_def.cost == "expensive" for node in plan.nodes]
+        self._step: Callable[..., tuple] | None = None
+        self.source: str | None = None
+        if structured is None:
+            structured = self.structured_by_default
+        if plan.has_control_flow and structured:
+            from nbflow.runtime.loop_compiler import compile_plan
+
+            self.source = compile_plan(plan)
+        if self.source is not None:
+            self._step = _compile_structured(self.source, plan, self._fail)
+            self._dataflow = None
+        else:
+            self._dataflow = DataflowExecutor(plan, pool)
 
     def run(self, ctx: KernelContext, feeds: tuple, timeout: float | None = None) -> tuple:
-        plan = self.plan
-        state = StepState(self._initial_pending, len(plan.nodes))
-        for i, value in enumerate(feeds):
-            state.values[("feed", i)] = value
-        if not plan.nodes:
-            state.done.set()
-        else:
-            roots = self._roots
-            for i in roots[1:]:
-                self.pool.submit(self._run_from, ctx, state, i)
-            if roots:
-                self.pool.submit(self._run_from, ctx, state, roots[0])
-        if not state.done.wait(timeout):
-            self._abort(
-                ctx,
-                state,
-                errors.DeadlineExceededError(
-                    None, None, f"Timed out after {timeout:.3f} s waiting for the step to finish"
-                ),
-            )
-        if state.error is not None:
-            raise state.error
-        out = []
-        for src, copy, deref in zip(plan.fetch_sources, plan.fetch_copies, plan.fetch_deref):
-            value = state.values[src]
-            if deref:
-                value = value.read()
-            out.append(owned(value.copy()) if copy else owned(value))
-        return tuple(out)
+        if self._step is not None:
+            return self._step(ctx, feeds, time.monotonic() + timeout if timeout else 0.0)
+        assert self._dataflow is not None
+        return self._dataflow.run(ctx, feeds, timeout)
 
-    def _run_from(self, ctx: KernelContext, state: StepState, index: int) -> None:
-        """Run node ``index`` and then, in this thread, successors that become ready."""
-        nodes = self.plan.nodes
-        while index is not None and state.error is None:
-            node = nodes[index]
-            values = state.values
-            try:
-                inputs = [
-                    values[src].read() if deref else values[src]
-                    for src, deref in zip(node.sources, node.deref)
-                ]
-            except BaseException as exc:  # an uninitialized variable read
-                self._abort(ctx, state, kernel_error(node, exc, None))
-                return
-            if node.is_async:
-                self._start_async(ctx, state, node, inputs)
-                return
-            try:
-                result = node.kernel(ctx, *inputs)
-            except BaseException as exc:
-                self._abort(ctx, state, kernel_error(node, exc, inputs))
-                return
-            index = self._finish(ctx, state, node, result)
+    def _fail(self, n: int, exc: BaseException, frame_locals: dict[str, Any]) -> None:
+        if n < 0 or n >= len(self.plan.nodes):
+            raise exc
+        node = self.plan.nodes[n]
+        inputs = [frame_locals.get(_var(src)) for src in node.sources]
+        raise kernel_error(node, exc, inputs) from (
+            None if isinstance(exc, errors.OpError) else exc
+        )
 
-    def _start_async(self, ctx: KernelContext, state: StepState, node: PlanNode, inputs: list):
-        """Start an async kernel; its ``done`` continues the step from whichever thread calls it."""
-        called = [False]
 
-        def done(result: Any = None, error: BaseException | None = None) -> None:
-            if called[0]:
-                return
-            called[0] = True
-            if error is not None:
-                self._abort(ctx, state, kernel_error(node, error, inputs))
-                return
-            if state.error is not None:
-                return
-            successor = self._finish(ctx, state, node, result)
-            if successor is not None:
-                self.pool.submit(self._run_from, ctx, state, successor)
+def _compile_structured(source: str, plan: Plan, fail: Callable[..., None]) -> Callable[..., tuple]:
+    from nbflow.ops.control_flow_ops import DEAD
 
-        try:
-            node.kernel(ctx, *inputs, done=done)
-        except BaseException as exc:
-            done(error=exc)
+    def timeout() -> None:
+        raise errors.DeadlineExceededError(
+            None, None, "Timed out waiting for the step to finish (RunOptions.timeout_in_ms)"
+        )
 
-    def _finish(self, ctx: KernelContext, state: StepState, node: PlanNode, result: Any):
-        values = state.values
-        if node.num_outputs == 1:
-            values[("node", node.index, 0)] = result
-        elif node.num_outputs > 1:
-            for k, value in enumerate(result):
-                values[("node", node.index, k)] = value
-        ready = []
-        with state.lock:
-            for c in self._consumers[node.index]:
-                state.pending[c] -= 1
-                if state.pending[c] == 0:
-                    ready.append(c)
-            for src in self._releases.get(node.index, ()):
-                values.pop(src, None)
-            state.remaining -= 1
-            if state.remaining == 0:
-                state.done.set()
-                return None
-        if not ready:
-            return None
-        # Keep one successor in this thread (a cheap one if any), hand the others to the pool.
-        ready.sort(key=lambda i: self._expensive[i])
-        for other in ready[1:]:
-            self.pool.submit(self._run_from, ctx, state, other)
-        return ready[0]
+    def dead_fetch(index: int, k: int) -> None:
+        op = plan.nodes[index].op
+        raise errors.InvalidArgumentError(
+            op.node_def,
+            op,
+            f"Fetched tensor {op.name}:{k} has no value: it is on a branch of a cond that was "
+            "not taken",
+        )
 
-    def _abort(self, ctx: KernelContext, state: StepState, error: BaseException) -> None:
-        with state.lock:
-            if state.error is None:
-                state.error = error
-            state.done.set()
-        ctx.cancellation.cancel()
+    namespace: dict[str, Any] = {
+        "_fail": fail,
+        "_owned": owned,
+        "DEAD": DEAD,
+        "_now": time.monotonic,
+        "_timeout": timeout,
+        "_dead_fetch": dead_fetch,
+        "_I0": np.int32(0),
+        "_I1": np.int32(1),
+    }
+    for node in plan.nodes:
+        namespace[f"k{node.index}"] = node.kernel
+    exec(
+        compile(source, f"<nbflow control-flow plan of {len(plan.nodes)} nodes>", "exec"), namespace
+    )
+    return namespace["step"]
 
 
 _pools: dict[int, ThreadPoolExecutor] = {}
@@ -348,8 +285,11 @@ def has_parallel_work(plan: Plan) -> bool:
     """Whether two expensive kernels of the plan could run at the same time.
 
     Two ops at the same depth (longest path from the plan's roots) cannot depend on each other,
-    so two expensive ops at one depth are independent work worth a thread pool.
+    so two expensive ops at one depth are independent work worth a thread pool. A plan with
+    control flow always takes the dataflow executor: it has frames to keep.
     """
+    if plan.has_control_flow:
+        return True
     depth = [0] * len(plan.nodes)
     seen: set[int] = set()
     for node in plan.nodes:

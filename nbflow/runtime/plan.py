@@ -57,6 +57,11 @@ class Plan:
     def has_async(self) -> bool:
         return any(n.is_async for n in self.nodes)
 
+    @property
+    def has_control_flow(self) -> bool:
+        """Whether the plan holds Switch/Merge/Enter/Exit/NextIteration (a dataflow-only plan)."""
+        return any(getattr(n.op.op_def, "control_kind", "") for n in self.nodes)
+
 
 def prune(
     fetches: Sequence[Tensor], targets: Sequence[Operation], feeds: Sequence[Tensor]

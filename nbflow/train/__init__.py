@@ -18,6 +18,7 @@ from nbflow.train.optimizer import Optimizer
 from nbflow.train.rmsprop import RMSPropOptimizer
 from nbflow.train.device_setter import GreedyLoadBalancingStrategy, replica_device_setter
 from nbflow.train.server_lib import ClusterSpec, Server
+from nbflow.train.sync_replicas_optimizer import SyncReplicasOptimizer
 from nbflow.train.training_util import (
     assert_global_step,
     create_global_step,
@@ -39,6 +40,7 @@ __all__ = [
     "MomentumOptimizer",
     "Optimizer",
     "RMSPropOptimizer",
+    "SyncReplicasOptimizer",
     "assert_global_step",
     "create_global_step",
     "exponential_decay",
@@ -165,3 +167,17 @@ from nbflow.train.queue_runner import (  # noqa: E402
     add_queue_runner,
     start_queue_runners,
 )
+
+__all__ += [
+    "Coordinator",
+    "LooperThread",
+    "QueueRunner",
+    "add_queue_runner",
+    "batch",
+    "input_producer",
+    "limit_epochs",
+    "range_input_producer",
+    "shuffle_batch",
+    "start_queue_runners",
+    "string_input_producer",
+]

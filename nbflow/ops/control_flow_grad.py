@@ -1,0 +1,425 @@
+"""Gradients of cond and while_loop (OSDI §4.1): record forward decisions, replay them in reverse.
+
+**cond.** A cond's gradient is itself a cond on the same predicate. The gradient of a Merge
+switches the incoming gradient by ``pred`` (so only the branch that ran is differentiated);
+the gradient of a Switch merges the gradients of its two sides. A side that got no gradient
+gets ``zeros_like`` of the Switch output, which is dead exactly when that side was not taken.
+
+**while_loop.** The loop is differentiated as a whole once the gradients of all its outputs are
+known (``LoopGradients``, called from ``gradients()``). The forward loop is extended, after the
+fact, with
+
+* an iteration counter (one more loop variable: Enter/Merge/Switch/NextIteration/Exit), and
+* for every forward value a gradient op needs, a push onto an index-keyed stack
+  (``_StackPush(stack, i, value)``; the counter's NextIteration waits for the pushes, so the
+  count leaves the loop only once every iteration has pushed).
+
+The backward loop is an ordinary ``while_loop`` that runs the count down: iteration ``j``
+pops index ``n - 1 - j``, calls each body op's ``OpDef.gradient`` in reverse topological order,
+and carries the gradients of the loop variables. Gradients of tensors the body read from
+outside (loop invariants such as weights) are summed over the iterations in extra loop
+variables. Index-keyed stacks make the result independent of how iterations overlapped.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+from nbflow.framework import dtypes
+from nbflow.framework import ops as ops_lib
+from nbflow.framework.op_def import KernelContext, OpDef, TensorSpec
+from nbflow.framework.ops import Operation, Tensor
+from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops import control_flow_ops as cf
+
+
+# --- index-keyed stacks -----------------------------------------------------------------------
+class _StackV2(OpDef):
+    """A fresh per-step stack of forward values, keyed by iteration index."""
+
+    attrs = {"elem_type": dtypes.float32, "stack_name": ""}
+    stateful = True
+    differentiable = False
+
+    def infer(self, elem_type: Any, stack_name: str) -> TensorSpec:
+        return TensorSpec(TensorShape([]), dtypes.variant)
+
+    def compute(self, ctx: KernelContext, elem_type: Any, stack_name: str) -> Any:
+        return {}
+
+
+class _StackPush(OpDef):
+    """stack[index] = value (forward pass, once per iteration)."""
+
+    inputs = ("handle", "index", "value")
+    num_outputs = 0
+    stateful = True
+    differentiable = False
+
+    def infer(self, handle: TensorSpec, index: TensorSpec, value: TensorSpec) -> list:
+        return []
+
+    def compute(self, ctx: KernelContext, handle: dict, index: Any, value: Any) -> None:
+        handle[int(index)] = value
+
+
+class _StackPop(OpDef):
+    """stack.pop(index) (backward pass); DEAD where the forward value was on an untaken branch."""
+
+    inputs = ("handle", "index")
+    attrs = {"elem_type": dtypes.float32, "shape": TensorShape(None)}
+    stateful = True
+    differentiable = False
+
+    def infer(self, handle: TensorSpec, index: TensorSpec, elem_type: Any, shape: Any):
+        return TensorSpec(shape, elem_type)
+
+    def compute(self, ctx: KernelContext, handle: dict, index: Any, elem_type: Any, shape: Any):
+        return handle.pop(int(index), cf.DEAD)
+
+
+# --- cond ---------------------------------------------------------------------------------------
+def switch_grad(op: Operation, grad_false: Any, grad_true: Any) -> list:
+    ctx = cf.context_of(op)
+    if isinstance(ctx, cf.WhileContext) and op in ctx.switches:
+        raise LookupError(f"Switch '{op.name}' is differentiated with its whole while loop")
+    if grad_false is None and grad_true is None:
+        return [None, None]
+    parts = []
+    for k, g in enumerate((grad_false, grad_true)):
+        parts.append(_dense(g) if g is not None else _zeros_like(op.outputs[k]))
+    merged, _ = cf.merge(parts, name="cond_grad")
+    return [merged, None]
+
+
+def merge_grad(op: Operation, grad: Any) -> list:
+    pred = cf._merge_preds.get(op)
+    if pred is None:
+        raise LookupError(f"Merge '{op.name}' is differentiated with its whole while loop")
+    if grad is None:
+        return [None] * len(op.inputs)
+    g_false, g_true = cf.switch(_dense(grad), pred, name="cond_grad")
+    return [g_false, g_true]
+
+
+def _dense(g: Any) -> Tensor:
+    return ops_lib.convert_to_tensor(g)
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    from nbflow.ops import array_ops
+
+    return array_ops.zeros_like(t)
+
+
+# --- while_loop ---------------------------------------------------------------------------------
+def _in_loop(op: Operation, loop: cf.WhileContext) -> bool:
+    ctx = cf.context_of(op)
+    while ctx is not None:
+        if ctx is loop:
+            return True
+        ctx = ctx.outer
+    return False
+
+
+class _ForwardState:
+    """What the forward loop records for its gradient: an iteration counter and stacks."""
+
+    def __init__(self, loop: cf.WhileContext):
+        from nbflow.ops import array_ops
+
+        self.loop = loop
+        self.stacks: dict[Tensor, Tensor] = {}  # forward tensor -> stack handle (outside)
+        graph = ops_lib.get_default_graph()
+        with ops_lib.control_dependencies(None), graph.name_scope(f"{loop.name}/grad_counter/"):
+            zero = array_ops.constant(0, dtype=dtypes.int32, name="zero")
+            cf._contexts[zero.op] = loop.outer
+            enter = cf._create(
+                "Enter",
+                [zero],
+                {
+                    "frame_name": loop.name,
+                    "is_constant": False,
+                    "parallel_iterations": loop.parallel_iterations,
+                },
+                name="Enter",
+            )
+            cf._contexts[enter] = loop.outer
+            merge = cf._create("Merge", [[enter.outputs[0], enter.outputs[0]]], name="Merge")
+            assert loop.loop_cond is not None
+            switch = cf._create("Switch", [merge.outputs[0], loop.loop_cond.outputs[0]])
+            index = array_ops.identity(switch.outputs[1], name="index")
+            one = array_ops.constant(1, dtype=dtypes.int32, name="one")
+            one.op._add_control_input(index.op)
+            nxt = cf._create("NextIteration", [index + one], name="NextIteration")
+            cf._replace_input(merge, 1, nxt.outputs[0])
+            count = cf._create("Exit", [switch.outputs[0]], name="Exit")
+            for op in (merge, switch, index.op, one.op, nxt, count, nxt.inputs[0].op):
+                cf._contexts[op] = loop
+        self.index = index  # the forward iteration, 0-based, inside the loop
+        self.next_iteration = nxt
+        self.count = count.outputs[0]  # iterations run, outside the loop
+
+    def stack_for(self, t: Tensor) -> Tensor:
+        """The stack holding ``t``'s value of every forward iteration (adds the push once)."""
+        handle = self.stacks.get(t)
+        if handle is None:
+            graph = ops_lib.get_default_graph()
+            with ops_lib.control_dependencies(None), graph.name_scope(None):
+                handle = cf._create(
+                    "_StackV2",
+                    [],
+                    {"elem_type": t.dtype.base_dtype, "stack_name": t.name},
+                    name=f"{self.loop.name}/grad_stack",
+                ).outputs[0]
+                cf._contexts[handle.op] = self.loop.outer
+                inside = self.loop.enter_invariant(handle)
+                push = cf._create(
+                    "_StackPush", [inside, self.index, t], name=f"{self.loop.name}/grad_push"
+                )
+            cf._contexts[push] = self.loop
+            self.next_iteration._add_control_input(push)
+            self.stacks[t] = handle
+        return handle
+
+
+class LoopGradients:
+    """The while loops among ``gradients()``'s between ops, differentiated as wholes.
+
+    ``gradients()`` hands each loop's Exit ops here instead of calling their OpDef gradient;
+    once every Exit of a loop that lies on a path has its gradient, ``exit_done`` builds the
+    backward loop and returns the gradients of the loop's inputs from outside.
+    """
+
+    def __init__(self, between: set[Operation]):
+        self.loops: dict[cf.WhileContext, list[Operation]] = {}
+        for op in between:
+            ctx = cf.context_of(op)
+            if op.type == "Exit" and isinstance(ctx, cf.WhileContext):
+                self.loops.setdefault(ctx, []).append(op)
+        self.exits = {op: ctx for ctx, ops in self.loops.items() for op in ops}
+        self._grads: dict[cf.WhileContext, dict[Operation, Any]] = collections.defaultdict(dict)
+        internal = set()
+        for ctx in self.loops:
+            for op in between:
+                if op not in self.exits and _in_loop(op, ctx):
+                    internal.add(op)
+            internal.update(op for op in ctx.enters if op in between)
+            internal.update(t.op for t in ctx.invariants.values() if t.op in between)
+        for op in internal:
+            between.discard(op)
+        self.internal = internal
+
+    def __bool__(self) -> bool:
+        return bool(self.loops)
+
+    def count_external_reads(self, pending: dict[Operation, int]) -> None:
+        """Make ``gradients()`` wait for each loop before it differentiates the loop's inputs."""
+        for ctx in self.loops:
+            for t in _external_inputs(ctx):
+                if t.op in pending:
+                    pending[t.op] += 1
+
+    def exit_done(self, op: Operation, grad: Any) -> list[tuple[Tensor, Any]]:
+        """Record an Exit's gradient. When the loop's last Exit arrives, differentiate the loop:
+        returns one (outside tensor, gradient or None) pair per read counted above."""
+        ctx = self.exits[op]
+        self._grads[ctx][op] = grad
+        if len(self._grads[ctx]) < len(self.loops[ctx]):
+            return []
+        exit_grads = [self._grads[ctx].get(t.op) for t in ctx.exits]
+        found = while_loop_grad(ctx, exit_grads)
+        out = []
+        for t in _external_inputs(ctx):
+            out.append((t, found.pop(t, None)))
+        return out
+
+
+def _external_inputs(ctx: cf.WhileContext) -> list[Tensor]:
+    return [e.inputs[0] for e in ctx.enters] + list(ctx.invariants)
+
+
+def while_loop_grad(loop: cf.WhileContext, exit_grads: list[Any]) -> dict[Tensor, Any]:
+    """Build the backward loop; returns the gradients of the outside tensors the loop reads."""
+    from nbflow.ops import array_ops, math_ops
+
+    if not loop.back_prop:
+        return {}
+    if isinstance(loop.outer, cf._Context):
+        raise LookupError(
+            f"Gradients of a while_loop nested in another cond or loop ({loop.name}) are not "
+            "supported; differentiate the outer construct's body without it"
+        )
+    region = _body_region(loop)
+    if loop.grad_state is None:
+        loop.grad_state = _ForwardState(loop)
+    state: _ForwardState = loop.grad_state
+    flat = [t for t in loop.exits]
+    diff = [k for k, t in enumerate(flat) if t.dtype.base_dtype.is_differentiable]
+    init_grads = []
+    for k in diff:
+        g = exit_grads[k]
+        init_grads.append(_dense(g) if g is not None else array_ops.zeros_like(flat[k]))
+    invariants = [
+        (outside, inside)
+        for outside, inside in loop.invariants.items()
+        if outside.dtype.base_dtype.is_differentiable
+        and any(c in region for c in inside._consumers)
+    ]
+    accs = [array_ops.zeros_like(outside) for outside, _ in invariants]
+    identities = [loop.identities[k] for k in diff]
+    outputs = [loop.body_outputs[k] for k in diff]
+
+    def cond(n: Tensor, grads: list, acc: list) -> Tensor:
+        return n > 0
+
+    def body(n: Tensor, grads: list, acc: list) -> Any:
+        graph = ops_lib.get_default_graph()
+        first = graph._id_counter
+        index = n - 1
+        seeds = dict(zip(outputs, grads))
+        sources = set(identities) | {inside for _, inside in invariants}
+        found = _backprop(region, seeds, sources)
+        new_grads = [
+            found.get(t) if found.get(t) is not None else array_ops.zeros_like(g)
+            for t, g in zip(identities, grads)
+        ]
+        new_acc = []
+        for (_, inside), a in zip(invariants, acc):
+            g = found.get(inside)
+            new_acc.append(a if g is None else math_ops.add(a, _dense(g)))
+        new_grads = [_dense(g) for g in new_grads]
+        _route_forward_values(loop, state, graph, first, index)
+        return index, new_grads, new_acc
+
+    graph = ops_lib.get_default_graph()
+    with graph.name_scope(None), graph.name_scope(f"{loop.name}_grad"):
+        _, grads, acc = cf.while_loop(
+            cond,
+            body,
+            (state.count, init_grads, accs),
+            parallel_iterations=loop.parallel_iterations,
+            name="while",
+        )
+    out: dict[Tensor, Any] = {}
+    for k, g in zip(diff, grads):
+        t = loop.enters[k].inputs[0]
+        out[t] = g if t not in out else math_ops.add(out[t], g)
+    for (outside, _), a in zip(invariants, acc):
+        out[outside] = a if outside not in out else math_ops.add(out[outside], a)
+    return out
+
+
+def _body_region(loop: cf.WhileContext) -> set[Operation]:
+    """The forward body ops gradients flow through (not the loop's own primitives)."""
+    own = set(loop.merges) | set(loop.switches) | set(loop.next_iterations)
+    own |= {t.op for t in loop.exits} | set(loop.enters)
+    region = set()
+    for op in loop.body_ops:
+        if op in own:
+            continue
+        ctx = cf.context_of(op)
+        if ctx is not loop:
+            raise LookupError(
+                f"Gradients through control flow nested in while_loop '{loop.name}' (op "
+                f"{op.name}) are not supported"
+            )
+        region.add(op)
+    return region
+
+
+def _route_forward_values(
+    loop: cf.WhileContext, state: _ForwardState, graph: Any, first: int, index: Tensor
+) -> None:
+    """Backward ops built since ``first`` that read forward-loop values read them from stacks;
+    those reading the forward loop's invariants read the outside tensor instead."""
+    constant_enters = {t.op: outside for outside, t in loop.invariants.items()}
+    pops: dict[Tensor, Tensor] = {}
+    for op in [op for op in graph._ops if op._id > first]:
+        for k, t in enumerate(op._inputs):
+            if t.op in constant_enters:
+                cf._replace_input(op, k, constant_enters[t.op])
+            elif _in_loop(t.op, loop):
+                pop = pops.get(t)
+                if pop is None:
+                    handle = state.stack_for(t)
+                    with ops_lib.control_dependencies(None):
+                        pop = cf._create(
+                            "_StackPop",
+                            [handle, index],
+                            {"elem_type": t.dtype.base_dtype, "shape": t.shape},
+                            name="grad_pop",
+                        ).outputs[0]
+                    pops[t] = pop
+                cf._replace_input(op, k, pop)
+
+
+def _backprop(
+    region: set[Operation], seeds: dict[Tensor, Any], sources: set[Tensor]
+) -> dict[Tensor, Any]:
+    """Reverse-mode over ``region`` from ``seeds``; the gradients reaching ``sources``."""
+    graph = ops_lib.get_default_graph()
+    # ops on a path source -> seed, inside the region
+    reached: set[Operation] = set()
+    stack = [c for s in sources for c in s._consumers if c in region]
+    while stack:
+        op = stack.pop()
+        if op in reached:
+            continue
+        reached.add(op)
+        for t in op._outputs:
+            stack.extend(c for c in t._consumers if c in region and c not in reached)
+    between: set[Operation] = set()
+    stack = [t.op for t in seeds if t.op in reached]
+    while stack:
+        op = stack.pop()
+        if op in between:
+            continue
+        between.add(op)
+        stack.extend(t.op for t in op._inputs if t.op in reached and t.op not in between)
+    pending = dict.fromkeys(between, 0)
+    for op in between:
+        for t in op._inputs:
+            if t.op in between:
+                pending[t.op] += 1
+    grads: dict[Tensor, list] = collections.defaultdict(list)
+    for t, g in seeds.items():
+        if g is not None:
+            grads[t].append(g)
+    ready = collections.deque(sorted((op for op in between if pending[op] == 0), key=_op_id))
+    while ready:
+        op = ready.popleft()
+        out_grads = [_sum(grads, t) for t in op._outputs]
+        if op.op_def.differentiable and any(g is not None for g in out_grads):
+            with graph.name_scope(op.name.split("/")[-1] + "_grad"):
+                for k, (t, g) in enumerate(zip(op._outputs, out_grads)):
+                    if g is None and t.dtype.base_dtype.is_differentiable:
+                        out_grads[k] = _zeros_like(t)
+                in_grads = list(op.op_def.gradient(op, *out_grads))
+            for t, g in zip(op._inputs, in_grads):
+                if g is not None and t.dtype.base_dtype.is_differentiable:
+                    grads[t].append(g)
+        for t in op._inputs:
+            if t.op in between:
+                pending[t.op] -= 1
+                if pending[t.op] == 0:
+                    ready.append(t.op)
+    return {s: _sum(grads, s) for s in sources}
+
+
+def _sum(grads: dict[Tensor, list], t: Tensor) -> Any:
+    from nbflow.ops import math_ops
+
+    parts = grads.get(t)
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    total = math_ops.add_n([_dense(g) for g in parts])
+    grads[t] = [total]
+    return total
+
+
+def _op_id(op: Operation) -> int:
+    return op._id

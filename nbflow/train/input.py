@@ -1,0 +1,220 @@
+"""Input pipelines made of queues (whitepaper §4.5): producers of file names and batching.
+
+    files = tf.train.string_input_producer(["a.csv", "b.csv"], num_epochs=2)
+    key, line = tf.TextLineReader().read(files)
+    x, y = tf.decode_csv(line, [[0.0], [0]])
+    xs, ys = tf.train.shuffle_batch([x, y], 32, capacity=1000, min_after_dequeue=200)
+
+Each stage is a queue filled by a ``QueueRunner``; ``start_queue_runners`` starts the threads.
+``num_epochs`` counts in a local variable (run ``local_variables_initializer``); once it is
+reached, producers stop, queues close, and consumers get ``OutOfRangeError`` when drained.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbflow.framework import dtypes
+from nbflow.framework import ops as ops_lib
+from nbflow.framework.ops import GraphKeys
+from nbflow.ops import data_flow_ops
+from nbflow.train.queue_runner import QueueRunner, add_queue_runner
+
+
+def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = None) -> Any:
+    """``tensor``, but after ``num_epochs`` evaluations an OutOfRangeError instead."""
+    from nbflow.ops import array_ops
+    from nbflow.ops.variables import Variable
+
+    tensor = ops_lib.convert_to_tensor(tensor)
+    if num_epochs is None:
+        return tensor
+    if num_epochs <= 0:
+        raise ValueError(f"num_epochs must be > 0 not {num_epochs}.")
+    graph = ops_lib.get_default_graph()
+    with graph.name_scope(name or "limit_epochs"):
+        epochs = Variable(
+            array_ops.constant(0, dtype=dtypes.int64),
+            name="epochs",
+            trainable=False,
+            collections=[GraphKeys.LOCAL_VARIABLES],
+        )
+        counter = data_flow_ops.count_up_to(epochs, num_epochs)
+        with graph.control_dependencies([counter]):
+            return array_ops.identity(tensor, name="epochs_limited")
+
+
+def input_producer(
+    input_tensor: Any,
+    element_shape: Any = None,
+    num_epochs: int | None = None,
+    shuffle: bool = True,
+    seed: int | None = None,
+    capacity: int = 32,
+    shared_name: str | None = None,
+    summary_name: str | None = None,
+    name: str | None = None,
+    cancel_op: Any = None,
+) -> data_flow_ops.QueueBase:
+    """A queue that a QueueRunner fills with the rows of ``input_tensor``, epoch after epoch."""
+    from nbflow.ops import random_ops
+
+    graph = ops_lib.get_default_graph()
+    with graph.name_scope(name or "input_producer"):
+        input_tensor = ops_lib.convert_to_tensor(input_tensor)
+        shape = element_shape if element_shape is not None else input_tensor.shape[1:]
+        values = limit_epochs(input_tensor, num_epochs)
+        if shuffle:
+            values = random_ops.random_shuffle(values, seed=seed)
+        queue = data_flow_ops.FIFOQueue(
+            capacity, [input_tensor.dtype.base_dtype], shapes=[shape], shared_name=shared_name
+        )
+        enqueue = queue.enqueue_many([values])
+        add_queue_runner(QueueRunner(queue, [enqueue], cancel_op=cancel_op))
+        return queue
+
+
+def string_input_producer(
+    string_tensor: Any,
+    num_epochs: int | None = None,
+    shuffle: bool = True,
+    seed: int | None = None,
+    capacity: int = 32,
+    shared_name: str | None = None,
+    name: str | None = None,
+    cancel_op: Any = None,
+) -> data_flow_ops.QueueBase:
+    """A queue of file names for readers, (shuffled and) repeated ``num_epochs`` times."""
+    string_tensor = ops_lib.convert_to_tensor(string_tensor, dtype=dtypes.string)
+    return input_producer(
+        string_tensor,
+        [],
+        num_epochs,
+        shuffle,
+        seed,
+        capacity,
+        shared_name,
+        name=name or "input_producer",
+        cancel_op=cancel_op,
+    )
+
+
+def range_input_producer(
+    limit: int,
+    num_epochs: int | None = None,
+    shuffle: bool = True,
+    seed: int | None = None,
+    capacity: int = 32,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> data_flow_ops.QueueBase:
+    """A queue of the integers ``0 .. limit - 1``."""
+    from nbflow.ops import array_ops
+
+    return input_producer(
+        array_ops.range(limit),
+        [],
+        num_epochs,
+        shuffle,
+        seed,
+        capacity,
+        shared_name,
+        name=name or "input_producer",
+    )
+
+
+def _flat(tensors: Any) -> tuple[list, Any]:
+    if isinstance(tensors, dict):
+        keys = sorted(tensors)
+        return [ops_lib.convert_to_tensor(tensors[k]) for k in keys], lambda v: dict(zip(keys, v))
+    if isinstance(tensors, (list, tuple)):
+        return [ops_lib.convert_to_tensor(t) for t in tensors], list
+    return [ops_lib.convert_to_tensor(tensors)], lambda v: v[0]
+
+
+def _batch(
+    queue_factory: Any,
+    tensors: Any,
+    batch_size: int,
+    num_threads: int,
+    enqueue_many: bool,
+    shapes: Any,
+    allow_smaller_final_batch: bool,
+    name: str,
+) -> Any:
+    graph = ops_lib.get_default_graph()
+    with graph.name_scope(name):
+        flat, rebuild = _flat(tensors)
+        if shapes is None:
+            shapes = [t.shape[1:] if enqueue_many else t.shape for t in flat]
+        queue = queue_factory([t.dtype.base_dtype for t in flat], shapes)
+        enqueue = queue.enqueue_many(flat) if enqueue_many else queue.enqueue(flat)
+        add_queue_runner(QueueRunner(queue, [enqueue] * num_threads))
+        if allow_smaller_final_batch:
+            out = queue.dequeue_up_to(batch_size)
+        else:
+            out = queue.dequeue_many(batch_size)
+        out = out if isinstance(out, list) else [out]
+        return rebuild(out)
+
+
+def batch(
+    tensors: Any,
+    batch_size: int,
+    num_threads: int = 1,
+    capacity: int = 32,
+    enqueue_many: bool = False,
+    shapes: Any = None,
+    dynamic_pad: bool = False,
+    allow_smaller_final_batch: bool = False,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> Any:
+    """Batches of ``batch_size`` examples, filled by ``num_threads`` threads through a queue."""
+
+    def factory(types: list, shapes_: list) -> Any:
+        cls = data_flow_ops.PaddingFIFOQueue if dynamic_pad else data_flow_ops.FIFOQueue
+        return cls(capacity, types, shapes_, shared_name=shared_name)
+
+    return _batch(
+        factory,
+        tensors,
+        batch_size,
+        num_threads,
+        enqueue_many,
+        shapes,
+        allow_smaller_final_batch,
+        name or "batch",
+    )
+
+
+def shuffle_batch(
+    tensors: Any,
+    batch_size: int,
+    capacity: int,
+    min_after_dequeue: int,
+    num_threads: int = 1,
+    seed: int | None = None,
+    enqueue_many: bool = False,
+    shapes: Any = None,
+    allow_smaller_final_batch: bool = False,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> Any:
+    """Batches drawn at random from a buffer of at least ``min_after_dequeue`` examples."""
+
+    def factory(types: list, shapes_: list) -> Any:
+        return data_flow_ops.RandomShuffleQueue(
+            capacity, min_after_dequeue, types, shapes_, seed=seed, shared_name=shared_name
+        )
+
+    return _batch(
+        factory,
+        tensors,
+        batch_size,
+        num_threads,
+        enqueue_many,
+        shapes,
+        allow_smaller_final_batch,
+        name or "shuffle_batch",
+    )
