@@ -1,10 +1,11 @@
-"""Timing helpers shared by the benchmark suites: medians over repeats, one result record."""
+"""What the benchmark suites share: medians over repeats, one result record, TensorFlow v1."""
 
 from __future__ import annotations
 
 import statistics
 import time
 from dataclasses import asdict, dataclass
+from typing import Any
 from collections.abc import Callable
 
 
@@ -65,3 +66,13 @@ def _spread(values: list[float]) -> tuple[float, float]:
     lo = ordered[max(0, int(0.1 * (len(ordered) - 1)))]
     hi = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
     return lo, hi
+
+
+def tensorflow_v1() -> Any:
+    """TensorFlow's ``tf.compat.v1`` in graph mode, the API nbflow copies (TensorFlow is not an
+    nbflow dependency: it is imported only for a TensorFlow run)."""
+    import tensorflow as tf2
+
+    tf = tf2.compat.v1
+    tf.disable_eager_execution()
+    return tf

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.common import Result, rate
+from bench.common import Result, rate, tensorflow_v1
 
 SUITE = "core"
 
@@ -67,11 +67,7 @@ def run_nbflow(quick: bool = False) -> list[Result]:
 
 
 def run_tensorflow(quick: bool = False) -> list[Result]:
-    import tensorflow as tf2
-
-    tf = tf2.compat.v1
-    tf.disable_eager_execution()
-    return run_graph_framework(tf, "tensorflow", quick)
+    return run_graph_framework(tensorflow_v1(), "tensorflow", quick)
 
 
 def run_pytorch(quick: bool = False) -> list[Result]:

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from bench.common import Result
+from bench.common import Result, tensorflow_v1
 
 SUITE = "distributed"
 MB = 1 << 20
@@ -293,8 +293,7 @@ def run_tensorflow(quick: bool = False) -> list[Result]:
 
     import tensorflow as tf2
 
-    tf = tf2.compat.v1
-    tf.disable_eager_execution()
+    tf = tensorflow_v1()
     out = []
     ports = []
     for _ in range(2 + 4):

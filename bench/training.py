@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.common import Result, rate
+from bench.common import Result, rate, tensorflow_v1
 
 SUITE = "training"
 MLP_SMALL = ("a) Figure 1 MLP 784-100-10 b100 Adagrad", [784, 100, 10], 100)
@@ -132,11 +132,7 @@ def run_nbflow(quick: bool = False) -> list[Result]:
 
 
 def run_tensorflow(quick: bool = False) -> list[Result]:
-    import tensorflow as tf2
-
-    tf = tf2.compat.v1
-    tf.disable_eager_execution()
-    return run_graph_framework(tf, "tensorflow", quick)
+    return run_graph_framework(tensorflow_v1(), "tensorflow", quick)
 
 
 def run_pytorch(quick: bool = False) -> list[Result]:

@@ -119,17 +119,10 @@ def _im2col(x: Any, g: _Geometry) -> Any:
 
 def _col2im(cols: Any, g: _Geometry, h: int, w: int) -> Any:
     """The adjoint of _im2col: add each receptive field's entries back to its input pixels."""
-    n = cols.shape[0]
-    c = cols.shape[-1]
-    out = np.zeros((n, g.hp, g.wp, c), dtype=cols.dtype)
-    h_span = (g.oh - 1) * g.sh + 1
-    w_span = (g.ow - 1) * g.sw + 1
-    for i in range(g.kh):
-        top = i * g.dh
-        for j in range(g.kw):
-            left = j * g.dw
-            out[:, top : top + h_span : g.sh, left : left + w_span : g.sw, :] += cols[:, :, :, i, j]
-    return out[:, g.pt : g.pt + h, g.pl : g.pl + w, :]
+    out = np.zeros((cols.shape[0], g.hp, g.wp, cols.shape[-1]), dtype=cols.dtype)
+    for i, j, window in _taps(g):
+        out[window] += cols[:, :, :, i, j]
+    return _crop(out, g, h, w)
 
 
 def _taps(g: _Geometry):
@@ -153,17 +146,18 @@ def _taps(g: _Geometry):
             )
 
 
+def _crop(padded: Any, g: _Geometry, h: int, w: int) -> Any:
+    """The [N, h, w, C] input region of a padded array (a view): padding's gradient dropped."""
+    return padded[:, g.pt : g.pt + h, g.pl : g.pl + w, :]
+
+
+def _nhwc_sizes(sizes: Any, data_format: str) -> tuple[int, int, int, int]:
+    """A shape vector (input_sizes, orig_input_shape) in ``data_format`` as NHWC ints."""
+    n, d1, d2, d3 = (int(s) for s in sizes)
+    return (n, d2, d3, d1) if data_format == "NCHW" else (n, d1, d2, d3)
+
+
 # --- Conv2D ---------------------------------------------------------------------------------------
-_CONV_ATTRS = {
-    "strides": REQUIRED,
-    "padding": REQUIRED,
-    "data_format": "NHWC",
-    "dilations": [1, 1, 1, 1],
-    "use_cudnn_on_gpu": True,
-    "explicit_paddings": [],
-}
-
-
 def _conv_geometry(x_nhwc_shape, filter_shape, strides, dilations, padding, data_format):
     _, h, w, _ = x_nhwc_shape
     kh, kw = filter_shape[0], filter_shape[1]
@@ -195,7 +189,7 @@ def _conv_input_grad(dy: Any, f: Any, g: _Geometry, shape: tuple[int, ...]) -> A
     for i, j, window in _taps(g):
         np.matmul(rows, f_t[i, j], out=part)
         out[window] += part.reshape(n, g.oh, g.ow, c)
-    return out[:, g.pt : g.pt + h, g.pl : g.pl + w, :]
+    return _crop(out, g, h, w)
 
 
 def _conv_output_spec(input_shape, filter_shape, strides, padding, data_format, dilations, dtype):
@@ -212,12 +206,28 @@ def _conv_output_spec(input_shape, filter_shape, strides, padding, data_format, 
     return TensorSpec(_shape_in_format([n, oh, ow, fd[3]], data_format), dtype)
 
 
-class Conv2D(OpDef):
+class _ConvOp(OpDef):
+    """Base of Conv2D and its two backward ops: TensorFlow's convolution attrs. Shape functions
+    and kernels take the attrs they ignore in ``**unused``: ``use_cudnn_on_gpu`` and
+    ``explicit_paddings`` change nothing here (an "EXPLICIT" padding is refused by
+    ``_output_size``)."""
+
+    abstract = True
+    attrs = {
+        "strides": REQUIRED,
+        "padding": REQUIRED,
+        "data_format": "NHWC",
+        "dilations": [1, 1, 1, 1],
+        "use_cudnn_on_gpu": True,
+        "explicit_paddings": [],
+    }
+    cost = "expensive"
+
+
+class Conv2D(_ConvOp):
     """2-D convolution (cross-correlation) of ``input`` with ``filter`` [KH, KW, C, O]."""
 
     inputs = ("input", "filter")
-    attrs = dict(_CONV_ATTRS)
-    cost = "expensive"
     samples = [
         Sample(input=(2, 5, 5, 3), filter=(3, 3, 3, 4), strides=[1, 1, 1, 1], padding="SAME"),
         Sample(input=(1, 6, 7, 2), filter=(2, 3, 2, 3), strides=[1, 2, 2, 1], padding="VALID"),
@@ -245,35 +255,20 @@ class Conv2D(OpDef):
         padding,
         data_format,
         dilations,
-        use_cudnn_on_gpu,
-        explicit_paddings,
+        **unused,
     ) -> TensorSpec:
         if input.dtype.base_dtype is not filter.dtype.base_dtype:
             raise TypeError(
                 f"Input 'filter' of 'Conv2D' Op has type {filter.dtype.base_dtype.name} that "
                 f"does not match type {input.dtype.base_dtype.name} of argument 'input'"
             )
+        dtype = input.dtype.base_dtype
         return _conv_output_spec(
-            input.shape,
-            filter.shape,
-            strides,
-            padding,
-            data_format,
-            dilations,
-            input.dtype.base_dtype,
+            input.shape, filter.shape, strides, padding, data_format, dilations, dtype
         )
 
     def compute(
-        self,
-        ctx: KernelContext,
-        input: Any,
-        filter: Any,
-        strides,
-        padding,
-        data_format,
-        dilations,
-        use_cudnn_on_gpu,
-        explicit_paddings,
+        self, ctx: KernelContext, input, filter, strides, padding, data_format, dilations, **unused
     ) -> Any:
         x = _to_nhwc(input, data_format)
         g = _conv_geometry(x.shape, filter.shape, strides, dilations, padding, data_format)
@@ -307,12 +302,10 @@ def _known_shape(spec: TensorSpec, rank: int) -> TensorShape:
     return TensorShape([None] * rank)
 
 
-class Conv2DBackpropInput(OpDef):
+class Conv2DBackpropInput(_ConvOp):
     """The gradient of Conv2D with respect to its input (also conv2d_transpose)."""
 
     inputs = ("input_sizes", "filter", "out_backprop")
-    attrs = dict(_CONV_ATTRS)
-    cost = "expensive"
     samples = [
         Sample(
             input_sizes=np.array([2, 5, 5, 3], np.int32),
@@ -338,18 +331,7 @@ class Conv2DBackpropInput(OpDef):
         ),
     ]
 
-    def infer(
-        self,
-        input_sizes,
-        filter,
-        out_backprop,
-        strides,
-        padding,
-        data_format,
-        dilations,
-        use_cudnn_on_gpu,
-        explicit_paddings,
-    ) -> TensorSpec:
+    def infer(self, input_sizes, filter, out_backprop, **unused) -> TensorSpec:
         return TensorSpec(_known_shape(input_sizes, 4), filter.dtype.base_dtype)
 
     def compute(
@@ -362,14 +344,12 @@ class Conv2DBackpropInput(OpDef):
         padding,
         data_format,
         dilations,
-        use_cudnn_on_gpu,
-        explicit_paddings,
+        **unused,
     ) -> Any:
-        sizes = [int(s) for s in input_sizes]
-        n, h, w, c = [sizes[0], sizes[2], sizes[3], sizes[1]] if data_format == "NCHW" else sizes
+        shape = _nhwc_sizes(input_sizes, data_format)
         dy = _to_nhwc(out_backprop, data_format)
-        g = _conv_geometry((n, h, w, c), filter.shape, strides, dilations, padding, data_format)
-        return _from_nhwc(_conv_input_grad(dy, filter, g, (n, h, w, c)), data_format)
+        g = _conv_geometry(shape, filter.shape, strides, dilations, padding, data_format)
+        return _from_nhwc(_conv_input_grad(dy, filter, g, shape), data_format)
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
         _, f, dy = op.inputs
@@ -381,12 +361,10 @@ class Conv2DBackpropInput(OpDef):
         ]
 
 
-class Conv2DBackpropFilter(OpDef):
+class Conv2DBackpropFilter(_ConvOp):
     """The gradient of Conv2D with respect to its filter."""
 
     inputs = ("input", "filter_sizes", "out_backprop")
-    attrs = dict(_CONV_ATTRS)
-    cost = "expensive"
     samples = [
         Sample(
             input=(2, 5, 5, 3),
@@ -404,18 +382,7 @@ class Conv2DBackpropFilter(OpDef):
         ),
     ]
 
-    def infer(
-        self,
-        input,
-        filter_sizes,
-        out_backprop,
-        strides,
-        padding,
-        data_format,
-        dilations,
-        use_cudnn_on_gpu,
-        explicit_paddings,
-    ) -> TensorSpec:
+    def infer(self, input, filter_sizes, out_backprop, **unused) -> TensorSpec:
         return TensorSpec(_known_shape(filter_sizes, 4), input.dtype.base_dtype)
 
     def compute(
@@ -428,8 +395,7 @@ class Conv2DBackpropFilter(OpDef):
         padding,
         data_format,
         dilations,
-        use_cudnn_on_gpu,
-        explicit_paddings,
+        **unused,
     ) -> Any:
         x = _to_nhwc(input, data_format)
         dy = _to_nhwc(out_backprop, data_format)

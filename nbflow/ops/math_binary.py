@@ -92,15 +92,20 @@ class BinaryOp(OpDef):
         )
 
 
-def binary(op_type: str, x: Any, y: Any, name: str | None = None) -> Tensor:
-    """Build a binary op, converting Python values to the dtype of the tensor operand."""
+def _convert_pair(x: Any, y: Any) -> tuple[Tensor, Tensor]:
+    """x and y as tensors, a Python value taking the dtype of the other (tensor) operand."""
     if not isinstance(x, Tensor) and isinstance(y, Tensor):
         x = ops_lib.convert_to_tensor(x, dtype=y.dtype.base_dtype)
     else:
         x = ops_lib.convert_to_tensor(x)
     if not isinstance(y, Tensor):
         y = ops_lib.convert_to_tensor(y, dtype=x.dtype.base_dtype)
-    return _create(op_type, [x, y], name=name)
+    return x, y
+
+
+def binary(op_type: str, x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Build a binary op, converting Python values to the dtype of the tensor operand."""
+    return _create(op_type, list(_convert_pair(x, y)), name=name)
 
 
 def _keeps_shape(x: TensorShape, other: TensorShape) -> bool:
@@ -276,36 +281,40 @@ class Pow(BinaryOp):
         return _binary_grads(op, gx, gy)
 
 
-class Maximum(BinaryOp):
-    """The larger of x and y (ties send the gradient to x)."""
+class _MaxOrMin(BinaryOp):
+    """Base of Maximum and Minimum: the gradient goes to the input selected (x on ties)."""
 
+    abstract = True
     allowed = _REAL
+
+    def selects_x(self, x: Tensor, y: Tensor) -> Tensor:
+        raise TypeError(f"{self.type} declares no selection")
+
+    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
+        from nbflow.ops.math_unary import cast
+
+        gx = multiply(grad, cast(self.selects_x(*op.inputs), grad.dtype.base_dtype))
+        return _binary_grads(op, gx, subtract(grad, gx))
+
+
+class Maximum(_MaxOrMin):
+    """The larger of x and y (ties send the gradient to x)."""
 
     def compute(self, ctx: KernelContext, x: Any, y: Any) -> Any:
         return ctx.xp.maximum(x, y)
 
-    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        from nbflow.ops.math_unary import cast
-
-        x, y = op.inputs
-        gx = multiply(grad, cast(greater_equal(x, y), grad.dtype.base_dtype))
-        return _binary_grads(op, gx, subtract(grad, gx))
+    def selects_x(self, x: Tensor, y: Tensor) -> Tensor:
+        return greater_equal(x, y)
 
 
-class Minimum(BinaryOp):
+class Minimum(_MaxOrMin):
     """The smaller of x and y (ties send the gradient to x)."""
-
-    allowed = _REAL
 
     def compute(self, ctx: KernelContext, x: Any, y: Any) -> Any:
         return ctx.xp.minimum(x, y)
 
-    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        from nbflow.ops.math_unary import cast
-
-        x, y = op.inputs
-        gx = multiply(grad, cast(less_equal(x, y), grad.dtype.base_dtype))
-        return _binary_grads(op, gx, subtract(grad, gx))
+    def selects_x(self, x: Tensor, y: Tensor) -> Tensor:
+        return less_equal(x, y)
 
 
 class SquaredDifference(BinaryOp):
@@ -559,26 +568,8 @@ floor_div = floordiv
 mod = floormod
 
 
-def _convert_pair(x: Any, y: Any) -> tuple[Tensor, Tensor]:
-    if not isinstance(x, Tensor) and isinstance(y, Tensor):
-        x = ops_lib.convert_to_tensor(x, dtype=y.dtype.base_dtype)
-    else:
-        x = ops_lib.convert_to_tensor(x)
-    if not isinstance(y, Tensor):
-        y = ops_lib.convert_to_tensor(y, dtype=x.dtype.base_dtype)
-    return x, y
-
-
-_TRUEDIV_TARGET = {
-    dtypes.int8: dtypes.float32,
-    dtypes.uint8: dtypes.float32,
-    dtypes.int16: dtypes.float32,
-    dtypes.uint16: dtypes.float32,
-    dtypes.int32: dtypes.float64,
-    dtypes.uint32: dtypes.float64,
-    dtypes.int64: dtypes.float64,
-    dtypes.uint64: dtypes.float64,
-}
+# TensorFlow's truediv converts 8- and 16-bit integers to float32, wider ones to float64.
+_TRUEDIV_TARGET = {d: dtypes.float32 if d.size <= 2 else dtypes.float64 for d in _INTS}
 
 
 # --- broadcasting gradients -----------------------------------------------------------------------

@@ -1,8 +1,11 @@
 """Reductions: Sum, Mean, Prod, Max, Min, Any and All over axes, ArgMax/ArgMin, AddN over a list.
 
 Reductions share ``ReductionOp``: TensorFlow's ``reduction_indices`` input (int32 axes, negative
-allowed) and ``keep_dims`` attr. The builders (``reduce_sum`` ...) take ``axis`` as an int, a list,
-a tensor or None (all axes); ``reduce_logsumexp`` and ``count_nonzero`` are composites of them.
+allowed) and ``keep_dims`` attr. Their builders (``reduce_sum`` ...) share one signature and are
+made by ``_reduction_builder``: ``axis`` is an int, a list, a tensor or None (all axes), and
+TF1's ``reduction_indices``/``keep_dims`` spellings are accepted. ``reduce_logsumexp`` and
+``count_nonzero`` are composites of them.
+
 A reduction's gradient puts the reduced axes back as size-1 axes (``_grad_kept_dims``) and
 broadcasts to the input's shape; the shape-moving ops come from ``array_ops``, imported where a
 gradient is built.
@@ -11,6 +14,7 @@ gradient is built.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -267,10 +271,8 @@ class Max(_MinOrMax):
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         try:
             return xp.max(x, axis=axis, keepdims=keep_dims)
-        except ValueError:
-            if x.size:
-                raise
-            return _empty_reduction(xp, x, axis, keep_dims, _lowest(x.dtype))
+        except ValueError as e:
+            return _empty_reduction(xp, x, axis, keep_dims, _lowest(x.dtype), e)
 
 
 class Min(_MinOrMax):
@@ -279,10 +281,8 @@ class Min(_MinOrMax):
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         try:
             return xp.min(x, axis=axis, keepdims=keep_dims)
-        except ValueError:
-            if x.size:
-                raise
-            return _empty_reduction(xp, x, axis, keep_dims, _highest(x.dtype))
+        except ValueError as e:
+            return _empty_reduction(xp, x, axis, keep_dims, _highest(x.dtype), e)
 
 
 def _lowest(dtype: np.dtype) -> Any:
@@ -293,7 +293,13 @@ def _highest(dtype: np.dtype) -> Any:
     return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
 
 
-def _empty_reduction(xp: Any, x: Any, axis: Any, keep_dims: bool, fill: Any) -> Any:
+def _empty_reduction(
+    xp: Any, x: Any, axis: Any, keep_dims: bool, fill: Any, error: ValueError
+) -> Any:
+    """Max or Min over an empty set, which NumPy refuses: ``fill`` (the identity) in the
+    reduced shape. ``error`` is NumPy's, raised again when x was not empty."""
+    if x.size:
+        raise error
     shape = xp.sum(x, axis=axis, keepdims=keep_dims).shape
     return xp.full(shape, fill, dtype=x.dtype)
 
@@ -397,112 +403,64 @@ def _reduction_axes(x: Tensor, axis: Any) -> Tensor:
     return ops_lib.convert_to_tensor(value.astype(np.int32))
 
 
-def _reduce(
-    op_type: str,
-    input_tensor: Any,
-    axis: Any,
-    keepdims: Any,
-    name: str | None,
-    reduction_indices: Any,
-    keep_dims: Any,
-) -> Tensor:
+def _axis_and_keep(
+    axis: Any, keepdims: Any, reduction_indices: Any, keep_dims: Any
+) -> tuple[Any, bool]:
+    """The axes and keepdims of a call that may use TF1's deprecated names for either."""
     if axis is not None and reduction_indices is not None:
         raise ValueError("Can not specify both 'axis' and 'reduction_indices'.")
     if keepdims is not None and keep_dims is not None and bool(keepdims) != bool(keep_dims):
         raise ValueError("The `keep_dims` argument is deprecated; use `keepdims` alone.")
-    keep = bool(keepdims if keepdims is not None else keep_dims)
-    x = ops_lib.convert_to_tensor(input_tensor)
-    axes = _reduction_axes(x, axis if axis is not None else reduction_indices)
-    return _create(op_type, [x, axes], {"keep_dims": keep}, name)
+    axis = axis if axis is not None else reduction_indices
+    return axis, bool(keepdims if keepdims is not None else keep_dims)
 
 
-def reduce_sum(
-    input_tensor: Any,
-    axis: Any = None,
-    keepdims: Any = None,
-    name: str | None = None,
-    reduction_indices: Any = None,
-    keep_dims: Any = None,
-) -> Tensor:
+def _reduction_builder(op_type: str, builder_name: str, doc: str) -> Callable[..., Tensor]:
+    """The TF1 builder (``reduce_sum`` ...) of the ReductionOp ``op_type``: all share one
+    signature, with ``axis`` as an int, a list, a tensor or None (all axes)."""
+
+    def builder(
+        input_tensor: Any,
+        axis: Any = None,
+        keepdims: Any = None,
+        name: str | None = None,
+        reduction_indices: Any = None,
+        keep_dims: Any = None,
+    ) -> Tensor:
+        axis, keep = _axis_and_keep(axis, keepdims, reduction_indices, keep_dims)
+        x = ops_lib.convert_to_tensor(input_tensor)
+        return _create(op_type, [x, _reduction_axes(x, axis)], {"keep_dims": keep}, name)
+
+    builder.__name__ = builder.__qualname__ = builder_name
+    builder.__doc__ = doc
+    return builder
+
+
+reduce_sum = _reduction_builder(
+    "Sum",
+    "reduce_sum",
     """The sum over ``axis`` (an int, list, tensor, or None for all axes).
 
     >>> import nbflow as tf
     >>> tf.Session().run(tf.reduce_sum([[1, 2], [3, 4]], axis=0)).tolist()
     [4, 6]
-    """
-    return _reduce("Sum", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_mean(
-    input_tensor: Any,
-    axis: Any = None,
-    keepdims: Any = None,
-    name: str | None = None,
-    reduction_indices: Any = None,
-    keep_dims: Any = None,
-) -> Tensor:
+    """,
+)
+reduce_mean = _reduction_builder(
+    "Mean",
+    "reduce_mean",
     """The mean over ``axis``; integer means truncate toward zero.
 
     >>> import nbflow as tf
     >>> int(tf.Session().run(tf.reduce_mean([1, -4])))
     -1
-    """
-    return _reduce("Mean", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_prod(
-    input_tensor: Any,
-    axis: Any = None,
-    keepdims: Any = None,
-    name: str | None = None,
-    reduction_indices: Any = None,
-    keep_dims: Any = None,
-) -> Tensor:
-    return _reduce("Prod", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_max(
-    input_tensor: Any,
-    axis: Any = None,
-    keepdims: Any = None,
-    name: str | None = None,
-    reduction_indices: Any = None,
-    keep_dims: Any = None,
-) -> Tensor:
-    return _reduce("Max", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_min(
-    input_tensor: Any,
-    axis: Any = None,
-    keepdims: Any = None,
-    name: str | None = None,
-    reduction_indices: Any = None,
-    keep_dims: Any = None,
-) -> Tensor:
-    return _reduce("Min", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_any(
-    input_tensor: Any,
-    axis: Any = None,
-    keepdims: Any = None,
-    name: str | None = None,
-    reduction_indices: Any = None,
-    keep_dims: Any = None,
-) -> Tensor:
-    return _reduce("Any", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
-
-
-def reduce_all(
-    input_tensor: Any,
-    axis: Any = None,
-    keepdims: Any = None,
-    name: str | None = None,
-    reduction_indices: Any = None,
-    keep_dims: Any = None,
-) -> Tensor:
-    return _reduce("All", input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+    """,
+)
+reduce_prod = _reduction_builder("Prod", "reduce_prod", "The product over ``axis``.")
+reduce_max = _reduction_builder("Max", "reduce_max", "The maximum over ``axis``.")
+reduce_min = _reduction_builder("Min", "reduce_min", "The minimum over ``axis``.")
+reduce_any = _reduction_builder("Any", "reduce_any", "Whether any entry over ``axis`` is True.")
+reduce_all = _reduction_builder("All", "reduce_all", "Whether every entry over ``axis`` is True.")
 
 
 def reduce_logsumexp(
@@ -514,10 +472,7 @@ def reduce_logsumexp(
     keep_dims: Any = None,
 ) -> Tensor:
     """log(sum(exp(x))) over ``axis``, shifted by the (finite) maximum so exp cannot overflow."""
-    if axis is not None and reduction_indices is not None:
-        raise ValueError("Can not specify both 'axis' and 'reduction_indices'.")
-    axis = axis if axis is not None else reduction_indices
-    keep = bool(keepdims if keepdims is not None else keep_dims)
+    axis, keep = _axis_and_keep(axis, keepdims, reduction_indices, keep_dims)
     with ops_lib.name_scope(name, "ReduceLogSumExp", [input_tensor]):
         x = ops_lib.convert_to_tensor(input_tensor)
         axes = _reduction_axes(x, axis)

@@ -258,15 +258,20 @@ class Sigmoid(UnaryOp):
         return [_create("SigmoidGrad", [op.outputs[0], grad])]
 
 
-class SigmoidGrad(BinaryOp):
-    """The gradient of y = sigmoid(x) given y and dy: dy * y * (1 - y), in one kernel."""
+class _ActivationGrad(BinaryOp):
+    """Base of the fused gradients of y = f(x) given y and dy (f is sigmoid or tanh)."""
 
+    abstract = True
     inputs = ("y", "dy")
     allowed = _INEXACT
     samples = [Sample(y=(2, 3), dy=(2, 3)), Sample(y=(3,), dy=(3,))]
 
     def infer(self, y: TensorSpec, dy: TensorSpec) -> TensorSpec:  # type: ignore[override]
         return super().infer(y, dy)
+
+
+class SigmoidGrad(_ActivationGrad):
+    """The gradient of y = sigmoid(x) given y and dy: dy * y * (1 - y), in one kernel."""
 
     def compute(self, ctx: KernelContext, y: Any, dy: Any) -> Any:
         return dy * y * (1 - y)
@@ -277,15 +282,8 @@ class SigmoidGrad(BinaryOp):
         return [subtract(gb, multiply(multiply(gb, 2), y)), _create("SigmoidGrad", [y, grad])]
 
 
-class TanhGrad(BinaryOp):
+class TanhGrad(_ActivationGrad):
     """The gradient of y = tanh(x) given y and dy: dy * (1 - y * y), in one kernel."""
-
-    inputs = ("y", "dy")
-    allowed = _INEXACT
-    samples = [Sample(y=(2, 3), dy=(2, 3)), Sample(y=(3,), dy=(3,))]
-
-    def infer(self, y: TensorSpec, dy: TensorSpec) -> TensorSpec:  # type: ignore[override]
-        return super().infer(y, dy)
 
     def compute(self, ctx: KernelContext, y: Any, dy: Any) -> Any:
         return dy * (1 - y * y)
@@ -295,23 +293,24 @@ class TanhGrad(BinaryOp):
         return [multiply(multiply(grad, -2), multiply(dy, y)), _create("TanhGrad", [y, grad])]
 
 
-class Floor(UnaryOp):
-    """The largest integer not greater than x."""
+class _ToIntegral(UnaryOp):
+    """Base of Floor and Ceil: floats in, whole floats out; no gradient, as in TensorFlow."""
 
+    abstract = True
     allowed = _FLOATS
     differentiable = False
     samples = [Sample(x=(2, 3)), Sample(x=(0,))]
+
+
+class Floor(_ToIntegral):
+    """The largest integer not greater than x."""
 
     def compute(self, ctx: KernelContext, x: Any) -> Any:
         return ctx.xp.floor(x)
 
 
-class Ceil(UnaryOp):
+class Ceil(_ToIntegral):
     """The smallest integer not less than x."""
-
-    allowed = _FLOATS
-    differentiable = False
-    samples = [Sample(x=(2, 3)), Sample(x=(0,))]
 
     def compute(self, ctx: KernelContext, x: Any) -> Any:
         return ctx.xp.ceil(x)
@@ -339,37 +338,32 @@ class LogicalNot(UnaryOp):
         return ~x
 
 
-class IsNan(UnaryOp):
-    """Whether x is NaN."""
+class _FloatClass(UnaryOp):
+    """Base of the float classifications (IsNan, IsInf, IsFinite): floats in, bools out."""
 
+    abstract = True
     allowed = _FLOATS
     result_dtype = dtypes.bool
     differentiable = False
     samples = [Sample(x=np.array([1.0, np.nan, np.inf, -np.inf])), Sample(x=(0,))]
+
+
+class IsNan(_FloatClass):
+    """Whether x is NaN."""
 
     def compute(self, ctx: KernelContext, x: Any) -> Any:
         return ctx.xp.isnan(x)
 
 
-class IsInf(UnaryOp):
+class IsInf(_FloatClass):
     """Whether x is +inf or -inf."""
-
-    allowed = _FLOATS
-    result_dtype = dtypes.bool
-    differentiable = False
-    samples = [Sample(x=np.array([1.0, np.nan, np.inf, -np.inf])), Sample(x=(0,))]
 
     def compute(self, ctx: KernelContext, x: Any) -> Any:
         return ctx.xp.isinf(x)
 
 
-class IsFinite(UnaryOp):
+class IsFinite(_FloatClass):
     """Whether x is neither NaN nor infinite."""
-
-    allowed = _FLOATS
-    result_dtype = dtypes.bool
-    differentiable = False
-    samples = [Sample(x=np.array([1.0, np.nan, np.inf, -np.inf])), Sample(x=(0,))]
 
     def compute(self, ctx: KernelContext, x: Any) -> Any:
         return ctx.xp.isfinite(x)

@@ -14,11 +14,14 @@ import numpy as np
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, Sample, TensorSpec
 from nbflow.ops.conv_ops import (
+    _create,
+    _crop,
     _from_nhwc,
     _Geometry,
     _infer_spatial,
     _known_shape,
     _nhwc_dims,
+    _nhwc_sizes,
     _pad,
     _shape_in_format,
     _spatial,
@@ -31,11 +34,11 @@ from nbflow.ops.conv_ops import (
 Tensor = ops_lib.Tensor
 
 
-def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any], name: str | None = None):
-    return ops_lib.get_default_graph().create_op(op_type, inputs, attrs, name=name).outputs[0]
-
-
 _POOL_ATTRS = {"ksize": REQUIRED, "strides": REQUIRED, "padding": REQUIRED, "data_format": "NHWC"}
+
+
+def _pool_attrs(op: Any) -> dict[str, Any]:
+    return {k: op.get_attr(k) for k in _POOL_ATTRS}
 
 
 def _pool_geometry(x_nhwc_shape, ksize, strides, padding, data_format) -> _Geometry:
@@ -70,6 +73,17 @@ def _lowest(dtype: Any) -> Any:
     return -np.inf if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
 
 
+def _fold_taps(padded: Any, g: _Geometry, combine: Any) -> Any:
+    """``combine`` (np.maximum, np.add) of the window's taps, in place into a fresh array."""
+    out = None
+    for _, _, window in _taps(g):
+        if out is None:
+            out = padded[window].copy()
+        else:
+            combine(out, padded[window], out=out)
+    return out
+
+
 class MaxPool(OpDef):
     """The maximum of each ksize window."""
 
@@ -83,17 +97,11 @@ class MaxPool(OpDef):
     def compute(self, ctx: KernelContext, input: Any, ksize, strides, padding, data_format):
         x = _to_nhwc(input, data_format)
         g = _pool_geometry(x.shape, ksize, strides, padding, data_format)
-        padded = _pad(x, g, _lowest(x.dtype))
-        out = None
-        for _, _, window in _taps(g):
-            if out is None:
-                out = padded[window].copy()
-            else:
-                np.maximum(out, padded[window], out=out)
+        out = _fold_taps(_pad(x, g, _lowest(x.dtype)), g, np.maximum)
         return _from_nhwc(out, data_format)
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
-        attrs = {k: op.get_attr(k) for k in _POOL_ATTRS}
+        attrs = _pool_attrs(op)
         return [_create("MaxPoolGrad", [op.inputs[0], op.outputs[0], grad], attrs)]
 
 
@@ -152,7 +160,7 @@ class MaxPoolGrad(OpDef):
             hit &= unclaimed
             unclaimed ^= hit
             out[window] += dy * hit
-        return _from_nhwc(out[:, g.pt : g.pt + h, g.pl : g.pl + w, :], data_format)
+        return _from_nhwc(_crop(out, g, h, w), data_format)
 
 
 class AvgPool(OpDef):
@@ -171,13 +179,7 @@ class AvgPool(OpDef):
     def compute(self, ctx: KernelContext, value: Any, ksize, strides, padding, data_format):
         x = _to_nhwc(value, data_format)
         g = _pool_geometry(x.shape, ksize, strides, padding, data_format)
-        padded = _pad(x, g)
-        total = None
-        for _, _, window in _taps(g):
-            if total is None:
-                total = padded[window].copy()
-            else:
-                total += padded[window]
+        total = _fold_taps(_pad(x, g), g, np.add)
         if g.pt or g.pl or g.hp > x.shape[1] or g.wp > x.shape[2]:
             total /= _window_counts(x.shape, g)[None, :, :, None].astype(x.dtype)
         else:
@@ -185,7 +187,7 @@ class AvgPool(OpDef):
         return _from_nhwc(total, data_format)
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
-        attrs = {k: op.get_attr(k) for k in _POOL_ATTRS}
+        attrs = _pool_attrs(op)
         return [_create("AvgPoolGrad", [shape_tensor(op.inputs[0]), grad], attrs)]
 
 
@@ -225,8 +227,7 @@ class AvgPoolGrad(OpDef):
     def compute(
         self, ctx: KernelContext, orig_input_shape, grad, ksize, strides, padding, data_format
     ) -> Any:
-        sizes = [int(s) for s in orig_input_shape]
-        shape = (sizes[0], sizes[2], sizes[3], sizes[1]) if data_format == "NCHW" else sizes
+        shape = _nhwc_sizes(orig_input_shape, data_format)
         dy = _to_nhwc(grad, data_format)
         n, h, w, c = shape
         g = _pool_geometry(shape, ksize, strides, padding, data_format)
@@ -234,8 +235,8 @@ class AvgPoolGrad(OpDef):
         out = np.zeros((n, g.hp, g.wp, c), dtype=dy.dtype)
         for _, _, window in _taps(g):
             out[window] += share
-        return _from_nhwc(out[:, g.pt : g.pt + h, g.pl : g.pl + w, :], data_format)
+        return _from_nhwc(_crop(out, g, h, w), data_format)
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
-        attrs = {k: op.get_attr(k) for k in _POOL_ATTRS}
+        attrs = _pool_attrs(op)
         return [None, _create("AvgPool", [grad], attrs)]

@@ -101,52 +101,48 @@ def _float_draw(draw: Any, dims: list[int], dtype: dtypes.DType) -> np.ndarray:
     return draw(dims, dtype=np.float32).astype(dtype.np)
 
 
-class RandomUniform(_RandomOp):
-    """Floats uniform in [0, 1) of ``shape``."""
+class _RandomFloats(_RandomOp):
+    """Base of the float draws of ``shape`` in ``dtype`` (the builders scale and shift them)."""
 
+    abstract = True
     inputs = ("shape",)
     attrs = {"dtype": dtypes.float32, "seed": 0, "seed2": 0}
+
+    def infer(self, shape: TensorSpec, dtype: dtypes.DType, seed: int, seed2: int):
+        return TensorSpec(array_ops._shape_from_spec(shape), dtype)
+
+
+class RandomUniform(_RandomFloats):
+    """Floats uniform in [0, 1) of ``shape``."""
+
     samples = [
         Sample(shape=np.array([2, 3], np.int32), seed=1, seed2=2),
         Sample(shape=np.array([0], np.int64), dtype=dtypes.float64),
         Sample(shape=np.array([3], np.int32), dtype=dtypes.float16, seed=3),
     ]
 
-    def infer(self, shape: TensorSpec, dtype: dtypes.DType, seed: int, seed2: int):
-        return TensorSpec(array_ops._shape_from_spec(shape), dtype)
-
     def compute(self, ctx: KernelContext, shape: Any, dtype, seed, seed2, rng=None) -> Any:
         rng = rng or new_generator(seed, seed2)
         return ctx.xp.asarray(_float_draw(rng.random, shape.tolist(), dtype))
 
 
-class RandomStandardNormal(_RandomOp):
+class RandomStandardNormal(_RandomFloats):
     """Floats from the standard normal distribution, of ``shape``."""
 
-    inputs = ("shape",)
-    attrs = {"dtype": dtypes.float32, "seed": 0, "seed2": 0}
     samples = [
         Sample(shape=np.array([2, 3], np.int32), seed=1, seed2=2),
         Sample(shape=np.array([], np.int32), dtype=dtypes.float64),
     ]
-
-    def infer(self, shape: TensorSpec, dtype: dtypes.DType, seed: int, seed2: int):
-        return TensorSpec(array_ops._shape_from_spec(shape), dtype)
 
     def compute(self, ctx: KernelContext, shape: Any, dtype, seed, seed2, rng=None) -> Any:
         rng = rng or new_generator(seed, seed2)
         return ctx.xp.asarray(_float_draw(rng.standard_normal, shape.tolist(), dtype))
 
 
-class TruncatedNormal(_RandomOp):
+class TruncatedNormal(_RandomFloats):
     """Standard normal floats, redrawn until within two standard deviations of 0."""
 
-    inputs = ("shape",)
-    attrs = {"dtype": dtypes.float32, "seed": 0, "seed2": 0}
     samples = [Sample(shape=np.array([4, 5], np.int32), seed=5, seed2=6)]
-
-    def infer(self, shape: TensorSpec, dtype: dtypes.DType, seed: int, seed2: int):
-        return TensorSpec(array_ops._shape_from_spec(shape), dtype)
 
     def compute(self, ctx: KernelContext, shape: Any, dtype, seed, seed2, rng=None) -> Any:
         rng = rng or new_generator(seed, seed2)

@@ -44,17 +44,24 @@ def _key(ctx: KernelContext, send_device: str, recv_device: str, tensor_name: st
     return f"{send_device};{ctx.step_id};{recv_device};{tensor_name}"
 
 
-class _Send(OpDef):
+class _RendezvousOp(OpDef):
+    """Base of the four ops: the key's attrs; stateful, so that graph optimizations never merge
+    or fold them; no gradient; no outputs (``_Recv`` has its value)."""
+
+    abstract = True
+    attrs = _SEND_ATTRS
+    num_outputs = 0
+    stateful = True
+    differentiable = False
+
+    def infer(self, *inputs: TensorSpec, **attrs: Any) -> list:
+        return []
+
+
+class _Send(_RendezvousOp):
     """Hands ``tensor`` to the rendezvous under its key; it has no outputs."""
 
     inputs = ("tensor",)
-    attrs = _SEND_ATTRS
-    num_outputs = 0
-    stateful = True  # never merged or folded: it is a side effect
-    differentiable = False
-
-    def infer(self, tensor: TensorSpec, **attrs: Any) -> list:
-        return []
 
     def compute(
         self,
@@ -76,16 +83,8 @@ class _RefSend(_Send):
     inputs = ("tensor&",)
 
 
-class _ControlSend(OpDef):
+class _ControlSend(_RendezvousOp):
     """Signals that its control inputs ran, for a control edge that crosses devices."""
-
-    attrs = _SEND_ATTRS
-    num_outputs = 0
-    stateful = True
-    differentiable = False
-
-    def infer(self, **attrs: Any) -> list:
-        return []
 
     def compute(
         self,
@@ -98,12 +97,11 @@ class _ControlSend(OpDef):
         ctx.rendezvous.send(_key(ctx, send_device, recv_device, tensor_name), None, send_device)
 
 
-class _Recv(OpDef):
+class _Recv(_RendezvousOp):
     """Waits (asynchronously) for the value its matching Send delivers; copies it here."""
 
     attrs = {**_SEND_ATTRS, "tensor_type": REQUIRED, "shape": TensorShape(None)}
-    stateful = True
-    differentiable = False
+    num_outputs = 1
     is_async = True
 
     def infer(self, tensor_type: dtypes.DType, shape: TensorShape, **attrs: Any) -> TensorSpec:
@@ -125,17 +123,10 @@ class _Recv(OpDef):
         )
 
 
-class _ControlRecv(OpDef):
+class _ControlRecv(_RendezvousOp):
     """Waits for a ``_ControlSend``; its consumers take it as a control input."""
 
-    attrs = _SEND_ATTRS
-    num_outputs = 0
-    stateful = True
-    differentiable = False
     is_async = True
-
-    def infer(self, **attrs: Any) -> list:
-        return []
 
     def compute(
         self,
@@ -152,6 +143,8 @@ class _ControlRecv(OpDef):
 def _receive(
     ctx: KernelContext, key: str, recv_device: str, done: Callable[..., None], compression: str
 ) -> None:
+    """Park ``arrived`` in the rendezvous: it copies the value to ``recv_device``, undoes the
+    compression and calls ``done``; a cancelled step withdraws it."""
     rendezvous = ctx.rendezvous
     token: list[Any] = [None]
 

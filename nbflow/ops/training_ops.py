@@ -14,7 +14,7 @@ it returns what it was given as ``var``.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -74,6 +74,14 @@ class _Apply(OpDef):
     stateful = True
     differentiable = False
     attrs = {"use_locking": False}
+    # The samples are made from ``inputs`` (``_samples``), one per attr set listed here.
+    sample_attrs: ClassVar[tuple[dict[str, Any], ...]] = ({},)
+
+    def __init_subclass__(cls, **kwargs: Any):
+        if not cls.__dict__.get("abstract", False):
+            names = tuple(n.rstrip("&") for n in cls.inputs)
+            cls.samples = [s for attrs in cls.sample_attrs for s in _samples(names, **attrs)]
+        super().__init_subclass__(**kwargs)
 
     def infer(self, var: TensorSpec, *inputs: TensorSpec, **attrs: Any) -> TensorSpec:
         for name, spec in zip(self.input_names[1:], inputs):
@@ -99,10 +107,11 @@ class _Apply(OpDef):
 _SLOTS_POSITIVE = ("accum", "accum_update", "ms", "v")  # slots that must stay positive
 
 
-def _samples(names: tuple[str, ...], sparse: bool = False, **attrs: Any) -> list[Sample]:
-    """One Sample of an update op: random var and grad, positive accumulators, hyperparameters."""
+def _samples(names: tuple[str, ...], **attrs: Any) -> list[Sample]:
+    """One Sample of an update op: random var and grad, positive accumulators, hyperparameters;
+    a sparse op (one with ``indices``) updates 3 of the variable's 4 rows."""
     rng = np.random.default_rng(3)
-    rows = 4 if sparse else 3
+    rows = 4 if "indices" in names else 3
     kwargs: dict[str, Any] = {}
     for n in names:
         if n in ("var", "grad", "delta"):
@@ -139,7 +148,6 @@ class ApplyGradientDescent(_Apply):
     """var -= alpha * delta."""
 
     inputs = ("var&", "alpha", "delta")
-    samples = _samples(("var", "alpha", "delta"))
 
     def compute(self, ctx: KernelContext, var, alpha, delta, use_locking: bool) -> Any:
         v = _buffer(var)
@@ -153,7 +161,6 @@ class SparseApplyGradientDescent(_Apply):
     """var[indices] -= alpha * grad (duplicate indices add up); other rows are untouched."""
 
     inputs = ("var&", "alpha", "grad", "indices")
-    samples = _samples(("var", "alpha", "grad", "indices"), sparse=True)
 
     def compute(self, ctx: KernelContext, var, alpha, grad, indices, use_locking: bool) -> Any:
         v = _buffer(var)
@@ -169,9 +176,7 @@ class ApplyMomentum(_Apply):
 
     inputs = ("var&", "accum&", "lr", "grad", "momentum")
     attrs = {"use_locking": False, "use_nesterov": False}
-    samples = _samples(("var", "accum", "lr", "grad", "momentum")) + _samples(
-        ("var", "accum", "lr", "grad", "momentum"), use_nesterov=True
-    )
+    sample_attrs = ({}, {"use_nesterov": True})
 
     def compute(self, ctx, var, accum, lr, grad, momentum, use_locking, use_nesterov) -> Any:
         v, a = _buffer(var), _buffer(accum)
@@ -194,7 +199,6 @@ class SparseApplyMomentum(_Apply):
 
     inputs = ("var&", "accum&", "lr", "grad", "indices", "momentum")
     attrs = {"use_locking": False, "use_nesterov": False}
-    samples = _samples(("var", "accum", "lr", "grad", "indices", "momentum"), sparse=True)
 
     def compute(self, ctx, var, accum, lr, grad, indices, momentum, use_locking, use_nesterov):
         v, a = _buffer(var), _buffer(accum)
@@ -216,7 +220,6 @@ class ApplyAdagrad(_Apply):
 
     inputs = ("var&", "accum&", "lr", "grad")
     attrs = {"use_locking": False, "update_slots": True}
-    samples = _samples(("var", "accum", "lr", "grad"))
 
     def compute(self, ctx, var, accum, lr, grad, use_locking, update_slots) -> Any:
         v, a = _buffer(var), _buffer(accum)
@@ -236,7 +239,6 @@ class SparseApplyAdagrad(_Apply):
 
     inputs = ("var&", "accum&", "lr", "grad", "indices")
     attrs = {"use_locking": False, "update_slots": True}
-    samples = _samples(("var", "accum", "lr", "grad", "indices"), sparse=True)
 
     def compute(self, ctx, var, accum, lr, grad, indices, use_locking, update_slots) -> Any:
         v, a = _buffer(var), _buffer(accum)
@@ -264,7 +266,6 @@ class ApplyAdadelta(_Apply):
     accum_update = rho accum_update + (1-rho) update^2; var -= lr * update."""
 
     inputs = ("var&", "accum&", "accum_update&", "lr", "rho", "epsilon", "grad")
-    samples = _samples(("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad"))
 
     def compute(self, ctx, var, accum, accum_update, lr, rho, epsilon, grad, use_locking) -> Any:
         v, a, u = _buffer(var), _buffer(accum), _buffer(accum_update)
@@ -281,9 +282,6 @@ class SparseApplyAdadelta(_Apply):
     """The Adadelta update on the rows ``indices`` only."""
 
     inputs = ("var&", "accum&", "accum_update&", "lr", "rho", "epsilon", "grad", "indices")
-    samples = _samples(
-        ("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad", "indices"), sparse=True
-    )
 
     def compute(
         self, ctx, var, accum, accum_update, lr, rho, epsilon, grad, indices, use_locking
@@ -304,7 +302,6 @@ class ApplyRMSProp(_Apply):
     """ms = rho ms + (1-rho) g^2; mom = momentum mom + lr g / sqrt(ms + eps); var -= mom."""
 
     inputs = ("var&", "ms&", "mom&", "lr", "rho", "momentum", "epsilon", "grad")
-    samples = _samples(("var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"))
 
     def compute(self, ctx, var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking) -> Any:
         v, s, m = _buffer(var), _buffer(ms), _buffer(mom)
@@ -328,7 +325,6 @@ class ApplyCenteredRMSProp(_Apply):
     """As RMSProp, with mg = rho mg + (1-rho) g and the denominator sqrt(ms - mg^2 + eps)."""
 
     inputs = ("var&", "mg&", "ms&", "mom&", "lr", "rho", "momentum", "epsilon", "grad")
-    samples = _samples(("var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"))
 
     def compute(self, ctx, var, mg, ms, mom, lr, rho, momentum, epsilon, grad, use_locking):
         v, g_avg, s, m = _buffer(var), _buffer(mg), _buffer(ms), _buffer(mom)
@@ -362,9 +358,6 @@ class SparseApplyRMSProp(_Apply):
     """The RMSProp update on the rows ``indices`` only."""
 
     inputs = ("var&", "ms&", "mom&", "lr", "rho", "momentum", "epsilon", "grad", "indices")
-    samples = _samples(
-        ("var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad", "indices"), sparse=True
-    )
 
     def compute(self, ctx, var, ms, mom, lr, rho, momentum, epsilon, grad, indices, use_locking):
         v, s, m = _buffer(var), _buffer(ms), _buffer(mom)
@@ -379,10 +372,6 @@ class SparseApplyCenteredRMSProp(_Apply):
     """The centered RMSProp update on the rows ``indices`` only."""
 
     inputs = ("var&", "mg&", "ms&", "mom&", "lr", "rho", "momentum", "epsilon", "grad", "indices")
-    samples = _samples(
-        ("var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad", "indices"),
-        sparse=True,
-    )
 
     def compute(
         self, ctx, var, mg, ms, mom, lr, rho, momentum, epsilon, grad, indices, use_locking
@@ -396,20 +385,6 @@ class SparseApplyCenteredRMSProp(_Apply):
 
 
 # --- Adam -----------------------------------------------------------------------------------------
-_ADAM_INPUTS = (
-    "var",
-    "m",
-    "v",
-    "beta1_power",
-    "beta2_power",
-    "lr",
-    "beta1",
-    "beta2",
-    "epsilon",
-    "grad",
-)
-
-
 def _adam_lr(lr, beta1_power, beta2_power, like) -> Any:
     return _scalar(lr * np.sqrt(1 - beta2_power) / (1 - beta1_power), like)
 
@@ -431,7 +406,7 @@ class ApplyAdam(_Apply):
         "grad",
     )
     attrs = {"use_locking": False, "use_nesterov": False}
-    samples = _samples(_ADAM_INPUTS) + _samples(_ADAM_INPUTS, use_nesterov=True)
+    sample_attrs = ({}, {"use_nesterov": True})
 
     def compute(
         self,
@@ -475,35 +450,7 @@ class SparseApplyAdam(_Apply):
     """TensorFlow's Adam for an IndexedSlices gradient: m and v decay everywhere, the gradient
     enters the rows ``indices``, and every row of var moves by lr_t m / (sqrt(v) + epsilon)."""
 
-    inputs = (
-        "var&",
-        "m&",
-        "v&",
-        "beta1_power",
-        "beta2_power",
-        "lr",
-        "beta1",
-        "beta2",
-        "epsilon",
-        "grad",
-        "indices",
-    )
-    samples = _samples(
-        (
-            "var",
-            "m",
-            "v",
-            "beta1_power",
-            "beta2_power",
-            "lr",
-            "beta1",
-            "beta2",
-            "epsilon",
-            "grad",
-            "indices",
-        ),
-        sparse=True,
-    )
+    inputs = (*ApplyAdam.inputs, "indices")
 
     def compute(
         self,
@@ -558,7 +505,6 @@ class ApplyFtrl(_Apply):
     var = (sign(linear) l1 - linear) / (accum_new^-p / lr + 2 l2) where |linear| > l1, else 0."""
 
     inputs = ("var&", "accum&", "linear&", "grad", "lr", "l1", "l2", "lr_power")
-    samples = _samples(("var", "accum", "linear", "grad", "lr", "l1", "l2", "lr_power"))
 
     def compute(self, ctx, var, accum, linear, grad, lr, l1, l2, lr_power, use_locking) -> Any:
         w, a, lin = _buffer(var), _buffer(accum), _buffer(linear)
@@ -574,9 +520,6 @@ class SparseApplyFtrl(_Apply):
     """The FTRL-proximal update on the rows ``indices`` only."""
 
     inputs = ("var&", "accum&", "linear&", "grad", "indices", "lr", "l1", "l2", "lr_power")
-    samples = _samples(
-        ("var", "accum", "linear", "grad", "indices", "lr", "l1", "l2", "lr_power"), sparse=True
-    )
 
     def compute(self, ctx, var, accum, linear, grad, indices, lr, l1, l2, lr_power, use_locking):
         w, a, lin = _buffer(var), _buffer(accum), _buffer(linear)

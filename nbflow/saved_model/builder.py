@@ -53,7 +53,7 @@ class SavedModelBuilder:
         self._meta_graphs: list[dict[str, Any]] = []
         self._has_saved_variables = False
 
-    def _meta_graph(
+    def _add_meta_graph(
         self,
         graph: ops_lib.Graph,
         saver: saver_lib.Saver | None,
@@ -61,7 +61,8 @@ class SavedModelBuilder:
         signature_def_map: dict[str, Any] | None,
         main_op: Any,
         clear_devices: bool,
-    ) -> dict[str, Any]:
+    ) -> None:
+        """Add the MetaGraphDef of ``graph`` under ``tags``; ``main_op`` runs after a load."""
         for key, signature in (signature_def_map or {}).items():
             if not signature_def_utils.is_valid_signature(signature):
                 raise ValueError(f"Signature {key!r} has no inputs or no outputs: {signature}")
@@ -76,7 +77,7 @@ class SavedModelBuilder:
             signature_def_map=signature_def_map,
         )
         meta["meta_info_def"]["tags"] = list(tags)
-        return meta
+        self._meta_graphs.append(meta)
 
     def add_meta_graph_and_variables(
         self,
@@ -108,10 +109,8 @@ class SavedModelBuilder:
             write_state=False,
         )
         self._copy_assets(sess, assets_collection)
-        self._meta_graphs.append(
-            self._meta_graph(
-                graph, saver, tags, signature_def_map, main_op or legacy_init_op, clear_devices
-            )
+        self._add_meta_graph(
+            graph, saver, tags, signature_def_map, main_op or legacy_init_op, clear_devices
         )
         self._has_saved_variables = True
 
@@ -136,10 +135,8 @@ class SavedModelBuilder:
         if saver is None:
             savers = graph.get_collection(GraphKeys.SAVERS)
             saver = savers[0] if savers else saver_lib.Saver(sharded=True, allow_empty=True)
-        self._meta_graphs.append(
-            self._meta_graph(
-                graph, saver, tags, signature_def_map, main_op or legacy_init_op, clear_devices
-            )
+        self._add_meta_graph(
+            graph, saver, tags, signature_def_map, main_op or legacy_init_op, clear_devices
         )
 
     def _copy_assets(self, sess: Any, assets: Sequence[Any] | None) -> None:

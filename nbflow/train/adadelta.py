@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbflow.train.gradient_descent import _update
 from nbflow.train.optimizer import Optimizer
 
 
@@ -30,9 +29,7 @@ class AdadeltaOptimizer(Optimizer):
             self._zeros_slot(v, "accum_update", self._name)
 
     def _prepare(self) -> None:
-        self._hyper["lr"] = self._hyper_tensor("lr", self._learning_rate)
-        self._hyper["rho"] = self._hyper_tensor("rho", self._rho)
-        self._hyper["epsilon"] = self._hyper_tensor("epsilon", self._epsilon)
+        self._set_hyper(lr=self._learning_rate, rho=self._rho, epsilon=self._epsilon)
 
     def _inputs(self, var: Any) -> list[Any]:
         return [
@@ -45,11 +42,8 @@ class AdadeltaOptimizer(Optimizer):
         ]
 
     def _apply_dense(self, grad: Any, var: Any) -> Any:
-        return _update("ApplyAdadelta", self._inputs(var) + [grad], self._use_locking)
+        return self._update_op("ApplyAdadelta", self._inputs(var) + [grad])
 
     def _apply_sparse(self, grad: Any, var: Any) -> Any:
-        return _update(
-            "SparseApplyAdadelta",
-            self._inputs(var) + [grad.values, grad.indices],
-            self._use_locking,
-        )
+        inputs = self._inputs(var) + [grad.values, grad.indices]
+        return self._update_op("SparseApplyAdadelta", inputs)

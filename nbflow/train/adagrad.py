@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbflow.train.gradient_descent import _update
 from nbflow.train.optimizer import Optimizer
 
 
@@ -31,18 +30,15 @@ class AdagradOptimizer(Optimizer):
             self._get_or_make_slot(v, self._initial_accumulator_value, "accumulator", self._name)
 
     def _prepare(self) -> None:
-        self._hyper["learning_rate"] = self._hyper_tensor("learning_rate", self._learning_rate)
+        self._set_hyper(learning_rate=self._learning_rate)
+
+    def _inputs(self, var: Any) -> list[Any]:
+        acc = self._slot(var, "accumulator")
+        return [var._ref(), acc._ref(), self._cast("learning_rate", var)]
 
     def _apply_dense(self, grad: Any, var: Any) -> Any:
-        acc = self._slot(var, "accumulator")
-        lr = self._cast("learning_rate", var)
-        return _update("ApplyAdagrad", [var._ref(), acc._ref(), lr, grad], self._use_locking)
+        return self._update_op("ApplyAdagrad", self._inputs(var) + [grad])
 
     def _apply_sparse(self, grad: Any, var: Any) -> Any:
-        acc = self._slot(var, "accumulator")
-        lr = self._cast("learning_rate", var)
-        return _update(
-            "SparseApplyAdagrad",
-            [var._ref(), acc._ref(), lr, grad.values, grad.indices],
-            self._use_locking,
-        )
+        inputs = self._inputs(var) + [grad.values, grad.indices]
+        return self._update_op("SparseApplyAdagrad", inputs)

@@ -8,7 +8,6 @@ from typing import Any
 
 from nbflow.framework import ops as ops_lib
 from nbflow.ops import control_flow_ops, state_ops
-from nbflow.train.gradient_descent import _update
 from nbflow.train.optimizer import Optimizer
 
 
@@ -42,10 +41,9 @@ class AdamOptimizer(Optimizer):
         return self._get_non_slot("beta1_power"), self._get_non_slot("beta2_power")
 
     def _prepare(self) -> None:
-        self._hyper["learning_rate"] = self._hyper_tensor("learning_rate", self._lr)
-        self._hyper["beta1"] = self._hyper_tensor("beta1", self._beta1)
-        self._hyper["beta2"] = self._hyper_tensor("beta2", self._beta2)
-        self._hyper["epsilon"] = self._hyper_tensor("epsilon", self._epsilon)
+        self._set_hyper(
+            learning_rate=self._lr, beta1=self._beta1, beta2=self._beta2, epsilon=self._epsilon
+        )
 
     def _inputs(self, var: Any) -> list[Any]:
         beta1_power, beta2_power = self._powers()
@@ -62,12 +60,11 @@ class AdamOptimizer(Optimizer):
         ]
 
     def _apply_dense(self, grad: Any, var: Any) -> Any:
-        return _update("ApplyAdam", self._inputs(var) + [grad], self._use_locking)
+        return self._update_op("ApplyAdam", self._inputs(var) + [grad])
 
     def _apply_sparse(self, grad: Any, var: Any) -> Any:
-        return _update(
-            "SparseApplyAdam", self._inputs(var) + [grad.values, grad.indices], self._use_locking
-        )
+        inputs = self._inputs(var) + [grad.values, grad.indices]
+        return self._update_op("SparseApplyAdam", inputs)
 
     def _finish(self, update_ops: list[Any], name_scope: str) -> Any:
         """After every variable's update: beta1_power *= beta1, beta2_power *= beta2."""

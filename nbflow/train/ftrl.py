@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbflow.train.gradient_descent import _update
 from nbflow.train.optimizer import Optimizer
 
 
@@ -40,6 +39,7 @@ class FtrlOptimizer(Optimizer):
             self._zeros_slot(v, "linear", self._name + "_1")
 
     def _prepare(self) -> None:
+        # Keyed by the update ops' input names; the tensors keep TensorFlow's argument names.
         self._hyper["learning_rate"] = self._hyper_tensor("learning_rate", self._learning_rate)
         self._hyper["l1"] = self._hyper_tensor("l1_regularization_strength", self._l1)
         self._hyper["l2"] = self._hyper_tensor("l2_regularization_strength", self._l2)
@@ -54,13 +54,9 @@ class FtrlOptimizer(Optimizer):
         return [var._ref(), self._slot(var, "accum")._ref(), self._slot(var, "linear")._ref()]
 
     def _apply_dense(self, grad: Any, var: Any) -> Any:
-        return _update(
-            "ApplyFtrl", self._slots_of(var) + [grad] + self._hyper_inputs(var), self._use_locking
-        )
+        inputs = self._slots_of(var) + [grad] + self._hyper_inputs(var)
+        return self._update_op("ApplyFtrl", inputs)
 
     def _apply_sparse(self, grad: Any, var: Any) -> Any:
-        return _update(
-            "SparseApplyFtrl",
-            self._slots_of(var) + [grad.values, grad.indices] + self._hyper_inputs(var),
-            self._use_locking,
-        )
+        inputs = self._slots_of(var) + [grad.values, grad.indices] + self._hyper_inputs(var)
+        return self._update_op("SparseApplyFtrl", inputs)

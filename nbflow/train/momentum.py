@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbflow.train.gradient_descent import _update
 from nbflow.train.optimizer import Optimizer
 
 
@@ -29,36 +28,17 @@ class MomentumOptimizer(Optimizer):
             self._zeros_slot(v, "momentum", self._name)
 
     def _prepare(self) -> None:
-        self._hyper["learning_rate"] = self._hyper_tensor("learning_rate", self._learning_rate)
-        self._hyper["momentum"] = self._hyper_tensor("momentum", self._momentum)
+        self._set_hyper(learning_rate=self._learning_rate, momentum=self._momentum)
 
     def _apply_dense(self, grad: Any, var: Any) -> Any:
-        accum = self._slot(var, "momentum")
-        return _update(
-            "ApplyMomentum",
-            [
-                var._ref(),
-                accum._ref(),
-                self._cast("learning_rate", var),
-                grad,
-                self._cast("momentum", var),
-            ],
-            self._use_locking,
-            use_nesterov=self._use_nesterov,
-        )
+        return self._apply("ApplyMomentum", var, [grad])
 
     def _apply_sparse(self, grad: Any, var: Any) -> Any:
+        return self._apply("SparseApplyMomentum", var, [grad.values, grad.indices])
+
+    def _apply(self, op_type: str, var: Any, grad_inputs: list[Any]) -> Any:
+        """The update op; its inputs put the gradient between the learning rate and momentum."""
         accum = self._slot(var, "momentum")
-        return _update(
-            "SparseApplyMomentum",
-            [
-                var._ref(),
-                accum._ref(),
-                self._cast("learning_rate", var),
-                grad.values,
-                grad.indices,
-                self._cast("momentum", var),
-            ],
-            self._use_locking,
-            use_nesterov=self._use_nesterov,
-        )
+        lr, momentum = self._cast("learning_rate", var), self._cast("momentum", var)
+        inputs = [var._ref(), accum._ref(), lr, *grad_inputs, momentum]
+        return self._update_op(op_type, inputs, use_nesterov=self._use_nesterov)

@@ -16,11 +16,8 @@ restores the latest checkpoint, and the step is retried (OSDI §4.3).
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 from collections.abc import Callable, Sequence
-
-import numpy as np
 
 from nbflow import errors
 from nbflow.framework import ops as ops_lib
@@ -28,6 +25,7 @@ from nbflow.framework.ops import GraphKeys
 from nbflow.ops import control_flow_ops, summary_ops, variables
 from nbflow.train import basic_session_run_hooks as hooks_lib
 from nbflow.train import saver as saver_lib
+from nbflow.train.session_manager import SessionManager
 from nbflow.train.session_run_hook import (
     SessionRunArgs,
     SessionRunContext,
@@ -131,161 +129,25 @@ class Scaffold:
     saver = property(lambda self: self._saver)
 
 
-class SessionManager:
-    """Creates sessions that are ready to use: restored from a checkpoint or initialized."""
+class _SessionCreator:
+    """What both session creators share: a scaffold, the master and the session config."""
 
-    def __init__(
-        self,
-        local_init_op: Any = None,
-        ready_op: Any = None,
-        ready_for_local_init_op: Any = None,
-        graph: ops_lib.Graph | None = None,
-        recovery_wait_secs: float = 30,
-        local_init_run_options: Any = None,
-        local_init_feed_dict: dict | None = None,
-    ):
-        self._local_init_op = local_init_op
-        self._ready_op = ready_op
-        self._graph = graph or ops_lib.get_default_graph()
-        self._recovery_wait_secs = recovery_wait_secs
-        self._local_init_feed_dict = local_init_feed_dict
+    def __init__(self, scaffold: Scaffold | None, master: str, config: Any):
+        self._scaffold = scaffold or Scaffold()
+        self._master = master
+        self._config = config
 
-    def _new_session(self, master: str, config: Any) -> Any:
-        from nbflow.runtime.session import Session
-
-        return Session(master, graph=self._graph, config=config)
-
-    def _restore_checkpoint(
-        self,
-        master: str,
-        saver: Any,
-        checkpoint_dir: str | None,
-        checkpoint_filename_with_path: str | None,
-        wait_for_checkpoint: bool,
-        max_wait_secs: float,
-        config: Any,
-    ) -> tuple[Any, bool]:
-        sess = self._new_session(master, config)
-        if saver is None or (not checkpoint_dir and not checkpoint_filename_with_path):
-            return sess, False
-        if checkpoint_filename_with_path:
-            saver.restore(sess, checkpoint_filename_with_path)
-            return sess, True
-        deadline = time.monotonic() + max_wait_secs
-        path = saver_lib.latest_checkpoint(checkpoint_dir)
-        while path is None and wait_for_checkpoint and time.monotonic() < deadline:
-            time.sleep(min(self._recovery_wait_secs, max(0.0, deadline - time.monotonic())))
-            path = saver_lib.latest_checkpoint(checkpoint_dir)
-        if path is None:
-            return sess, False
-        saver.restore(sess, path)
-        saver.recover_last_checkpoints(_checkpoint_paths(checkpoint_dir))
-        return sess, True
-
-    def prepare_session(
-        self,
-        master: str,
-        init_op: Any = None,
-        saver: Any = None,
-        checkpoint_dir: str | None = None,
-        checkpoint_filename_with_path: str | None = None,
-        wait_for_checkpoint: bool = False,
-        max_wait_secs: float = 7200,
-        config: Any = None,
-        init_feed_dict: dict | None = None,
-        init_fn: Callable[[Any], None] | None = None,
-    ) -> Any:
-        """A session restored from the latest checkpoint, else initialized; then checked ready."""
-        sess, restored = self._restore_checkpoint(
-            master,
-            saver,
-            checkpoint_dir,
-            checkpoint_filename_with_path,
-            wait_for_checkpoint,
-            max_wait_secs,
-            config,
+    def _session_manager(self) -> SessionManager:
+        """Finalize the scaffold; a SessionManager for its ops on the default graph."""
+        self._scaffold.finalize()
+        return SessionManager(
+            local_init_op=self._scaffold.local_init_op,
+            ready_op=self._scaffold.ready_op,
+            graph=ops_lib.get_default_graph(),
         )
-        if not restored:
-            if init_op is None and not init_fn and self._local_init_op is None:
-                raise RuntimeError(
-                    "Model is not initialized and no init_op or init_fn or local_init_op was given"
-                )
-            if init_op is not None:
-                sess.run(init_op, feed_dict=init_feed_dict)
-            if init_fn:
-                init_fn(sess)
-        if self._local_init_op is not None:
-            sess.run(self._local_init_op, feed_dict=self._local_init_feed_dict)
-        not_ready = self._model_not_ready(sess)
-        if not_ready:
-            raise RuntimeError(
-                f"Init operations did not make model ready. Init op: {_name(init_op)}, "
-                f"init fn: {init_fn}, error: {not_ready}"
-            )
-        return sess
-
-    def recover_session(
-        self,
-        master: str,
-        saver: Any = None,
-        checkpoint_dir: str | None = None,
-        checkpoint_filename_with_path: str | None = None,
-        wait_for_checkpoint: bool = False,
-        max_wait_secs: float = 7200,
-        config: Any = None,
-    ) -> tuple[Any, bool]:
-        """A session restored from a checkpoint; (session, whether it is ready)."""
-        sess, restored = self._restore_checkpoint(
-            master,
-            saver,
-            checkpoint_dir,
-            checkpoint_filename_with_path,
-            wait_for_checkpoint,
-            max_wait_secs,
-            config,
-        )
-        if self._local_init_op is not None and restored:
-            sess.run(self._local_init_op, feed_dict=self._local_init_feed_dict)
-        return sess, restored and not self._model_not_ready(sess)
-
-    def wait_for_session(
-        self, master: str, config: Any = None, max_wait_secs: float = float("inf")
-    ) -> Any:
-        """A session once another task (the chief) has initialized the model."""
-        deadline = time.monotonic() + max_wait_secs
-        while True:
-            sess = self._new_session(master, config)
-            if self._local_init_op is not None:
-                sess.run(self._local_init_op, feed_dict=self._local_init_feed_dict)
-            if not self._model_not_ready(sess):
-                return sess
-            sess.close()
-            if time.monotonic() >= deadline:
-                raise errors.DeadlineExceededError(
-                    None, None, f"Session was not ready after waiting {max_wait_secs} secs."
-                )
-            time.sleep(min(self._recovery_wait_secs, max(0.0, deadline - time.monotonic())))
-
-    def _model_not_ready(self, sess: Any) -> str | None:
-        if self._ready_op is None:
-            return None
-        missing = np.asarray(sess.run(self._ready_op)).ravel()
-        if missing.size == 0:
-            return None
-        names = ", ".join(m.decode() if isinstance(m, bytes) else str(m) for m in missing)
-        return f"Variables not initialized: {names}"
 
 
-def _name(op: Any) -> str:
-    return getattr(op, "name", str(op))
-
-
-def _checkpoint_paths(checkpoint_dir: str) -> list[str]:
-    state = saver_lib.get_checkpoint_state(checkpoint_dir)
-    return state.all_model_checkpoint_paths if state else []
-
-
-class ChiefSessionCreator:
+class ChiefSessionCreator(_SessionCreator):
     """Creates the chief's session: restores the latest checkpoint or initializes."""
 
     def __init__(
@@ -296,20 +158,12 @@ class ChiefSessionCreator:
         checkpoint_dir: str | None = None,
         checkpoint_filename_with_path: str | None = None,
     ):
-        self._scaffold = scaffold or Scaffold()
-        self._master = master
-        self._config = config
+        super().__init__(scaffold, master, config)
         self._checkpoint_dir = checkpoint_dir
         self._checkpoint_filename_with_path = checkpoint_filename_with_path
 
     def create_session(self) -> Any:
-        self._scaffold.finalize()
-        manager = SessionManager(
-            local_init_op=self._scaffold.local_init_op,
-            ready_op=self._scaffold.ready_op,
-            graph=ops_lib.get_default_graph(),
-        )
-        return manager.prepare_session(
+        return self._session_manager().prepare_session(
             self._master,
             saver=self._scaffold.saver,
             checkpoint_dir=self._checkpoint_dir,
@@ -321,7 +175,7 @@ class ChiefSessionCreator:
         )
 
 
-class WorkerSessionCreator:
+class WorkerSessionCreator(_SessionCreator):
     """Creates a non-chief worker's session: waits until the chief has initialized the model."""
 
     def __init__(
@@ -331,18 +185,11 @@ class WorkerSessionCreator:
         config: Any = None,
         max_wait_secs: float = 30 * 60,
     ):
-        self._scaffold = scaffold or Scaffold()
-        self._master = master
-        self._config = config
+        super().__init__(scaffold, master, config)
         self._max_wait_secs = max_wait_secs
 
     def create_session(self) -> Any:
-        self._scaffold.finalize()
-        manager = SessionManager(
-            local_init_op=self._scaffold.local_init_op,
-            ready_op=self._scaffold.ready_op,
-            graph=ops_lib.get_default_graph(),
-        )
+        manager = self._session_manager()
         return manager.wait_for_session(self._master, self._config, self._max_wait_secs)
 
 
@@ -559,18 +406,12 @@ def MonitoredTrainingSession(  # noqa: N802 - TensorFlow's name
 ) -> MonitoredSession:
     """A MonitoredSession set up for training: the chief restores or initializes, and saves
     checkpoints (default every 600 s), summaries (every 100 steps) and steps/sec."""
-    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
-        save_summaries_steps, save_summaries_secs = 100, None
-    elif save_summaries_secs is USE_DEFAULT:
-        save_summaries_secs = None
-    elif save_summaries_steps is USE_DEFAULT:
-        save_summaries_steps = None
-    if save_checkpoint_steps is USE_DEFAULT and save_checkpoint_secs is USE_DEFAULT:
-        save_checkpoint_steps, save_checkpoint_secs = None, 600
-    elif save_checkpoint_secs is USE_DEFAULT:
-        save_checkpoint_secs = None
-    elif save_checkpoint_steps is USE_DEFAULT:
-        save_checkpoint_steps = None
+    save_summaries_steps, save_summaries_secs = _every(
+        save_summaries_steps, save_summaries_secs, 100, None
+    )
+    save_checkpoint_steps, save_checkpoint_secs = _every(
+        save_checkpoint_steps, save_checkpoint_secs, None, 600
+    )
     scaffold = scaffold or Scaffold()
     if not is_chief:
         creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
@@ -610,3 +451,11 @@ def MonitoredTrainingSession(  # noqa: N802 - TensorFlow's name
         )
     all_hooks.extend(hooks or [])
     return MonitoredSession(creator, all_hooks, stop_grace_period_secs)
+
+
+def _every(steps: Any, secs: Any, default_steps: Any, default_secs: Any) -> tuple[Any, Any]:
+    """A (steps, secs) period of MonitoredTrainingSession: the defaults when neither is given,
+    else what was given (the other one None)."""
+    if steps is USE_DEFAULT and secs is USE_DEFAULT:
+        return default_steps, default_secs
+    return (None if steps is USE_DEFAULT else steps), (None if secs is USE_DEFAULT else secs)

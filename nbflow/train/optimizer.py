@@ -212,7 +212,12 @@ class Optimizer:
         graph = graph or ops_lib.get_default_graph()
         return self._non_slot_dict[(name, graph)]
 
-    # --- hyperparameters ---------------------------------------------------------------------
+    # --- hyperparameters and update ops -------------------------------------------------------
+    def _set_hyper(self, **values: Any) -> None:
+        """Hyperparameter tensors named as the keywords (for ``_prepare``)."""
+        for name, value in values.items():
+            self._hyper[name] = self._hyper_tensor(name, value)
+
     def _hyper_tensor(self, name: str, value: Any) -> Tensor:
         """A hyperparameter as a tensor (callables are called, as TensorFlow allows)."""
         if callable(value) and not isinstance(value, Tensor):
@@ -233,6 +238,13 @@ class Optimizer:
             else:
                 self._hyper[key] = math_ops.cast(tensor, dtype)
         return self._hyper[key]
+
+    def _update_op(self, op_type: str, inputs: list[Any], **attrs: Any) -> ops_lib.Operation:
+        """A fused update op (``ops/training_ops.py``), named after its type in the update_<var>
+        scope, honouring this optimizer's use_locking."""
+        graph = ops_lib.get_default_graph()
+        attrs = {"use_locking": self._use_locking, **attrs}
+        return graph.create_op(op_type, inputs, attrs).outputs[0].op
 
     # --- what subclasses define --------------------------------------------------------------
     def _create_slots(self, var_list: list[Variable]) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbflow.train.gradient_descent import _update
 from nbflow.train.optimizer import Optimizer
 
 
@@ -38,10 +37,12 @@ class RMSPropOptimizer(Optimizer):
             self._zeros_slot(v, "momentum", self._name)
 
     def _prepare(self) -> None:
-        self._hyper["learning_rate"] = self._hyper_tensor("learning_rate", self._learning_rate)
-        self._hyper["decay"] = self._hyper_tensor("decay", self._decay)
-        self._hyper["momentum"] = self._hyper_tensor("momentum", self._momentum)
-        self._hyper["epsilon"] = self._hyper_tensor("epsilon", self._epsilon)
+        self._set_hyper(
+            learning_rate=self._learning_rate,
+            decay=self._decay,
+            momentum=self._momentum,
+            epsilon=self._epsilon,
+        )
 
     def _inputs(self, var: Any) -> tuple[list[Any], list[Any]]:
         slots = [var._ref()]
@@ -54,9 +55,9 @@ class RMSPropOptimizer(Optimizer):
     def _apply_dense(self, grad: Any, var: Any) -> Any:
         slots, hyper = self._inputs(var)
         op_type = "ApplyCenteredRMSProp" if self._centered else "ApplyRMSProp"
-        return _update(op_type, slots + hyper + [grad], self._use_locking)
+        return self._update_op(op_type, slots + hyper + [grad])
 
     def _apply_sparse(self, grad: Any, var: Any) -> Any:
         slots, hyper = self._inputs(var)
         op_type = "SparseApplyCenteredRMSProp" if self._centered else "SparseApplyRMSProp"
-        return _update(op_type, slots + hyper + [grad.values, grad.indices], self._use_locking)
+        return self._update_op(op_type, slots + hyper + [grad.values, grad.indices])
