@@ -73,3 +73,14 @@ def test_variables_survive_the_round_trip_as_ops():
         with tf.Session() as sess:
             sess.run(init)
             np.testing.assert_allclose(sess.run(out), [2.0, 4.0])
+
+
+def test_write_graph_writes_an_importable_json_file(tmp_path):
+    _build()
+    path = tf.train.write_graph(tf.get_default_graph(), str(tmp_path), "graph.json")
+    with open(path) as f:
+        graph_def = json.load(f)
+    with tf.Graph().as_default():
+        x, z = tf.import_graph_def(graph_def, return_elements=["x:0", "z:0"], name="")
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(z, {x: [[1.0, 0.0]]}), [[1.0, 3.0]])
