@@ -575,3 +575,8 @@ def zero_fraction(value: Any, name: str | None = None) -> Tensor:
     value = _tensor(value)
     zero = math_ops.cast(math_ops.equal(value, 0), dtypes.float32)
     return math_ops.reduce_mean(zero, name=name or "zero_fraction")
+
+
+# Sampled losses over huge vocabularies (OSDI §4.2); they build on the losses above.
+from nbflow.ops.candidate_sampling_ops import log_uniform_candidate_sampler  # noqa: E402, F401
+from nbflow.sampled_losses import nce_loss, sampled_softmax_loss  # noqa: E402, F401

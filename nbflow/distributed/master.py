@@ -50,39 +50,19 @@ class CompiledStep:
     partition_graphs: list[dict[str, Any]]
 
 
-class _Names:
-    """Unique node names in one task's GraphDef. The partitioner names Send/Recv after the
-    device short name ("CPU_0"), which repeats across tasks, so a task sending one tensor to
-    two parameter servers would get two nodes of one name; later ones get a suffix."""
-
-    def __init__(self) -> None:
-        self.of: dict[Operation, str] = {}
-        self.taken: set[str] = set()
-
-    def __call__(self, op: Operation) -> str:
-        name = self.of.get(op)
-        if name is None:
-            name, k = op.name, 1
-            while name in self.taken:
-                name, k = f"{op.name}_{k}", k + 1
-            self.taken.add(name)
-            self.of[op] = name
-        return name
-
-    def tensor(self, t: Tensor, renamed: dict[Tensor, str]) -> str:
-        found = renamed.get(t)
-        if found is not None:
-            return found
-        name = self(t.op)
-        return name if t.value_index == 0 else f"{name}:{t.value_index}"
+def _tensor_name(t: Tensor, renamed: dict[Tensor, str]) -> str:
+    found = renamed.get(t)
+    if found is not None:
+        return found
+    return t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}"
 
 
-def _node_def(op: Operation, renamed: dict[Tensor, str], names: _Names) -> dict[str, Any]:
+def _node_def(op: Operation, renamed: dict[Tensor, str]) -> dict[str, Any]:
     return {
-        "name": names(op),
+        "name": op.name,
         "op": op.type,
-        "input": [names.tensor(t, renamed) for t in op._inputs]
-        + [f"^{names(c)}" for c in op._control_inputs],
+        "input": [_tensor_name(t, renamed) for t in op._inputs]
+        + [f"^{c.name}" for c in op._control_inputs],
         "device": op.device,
         "attr": {k: encode_attr(v) for k, v in op._attrs.items()},
     }
@@ -114,10 +94,6 @@ def compile_step(
         part_specs = []
         feed_indices: set[int] = set()
         fetch_indices: list[int] = []
-        names = _Names()
-        for part in task_parts:
-            for op in part.ops:
-                names(op)
         for k, part in enumerate(task_parts):
             renamed: dict[Tensor, str] = {}
             feed_names = []
@@ -138,21 +114,21 @@ def compile_step(
                         },
                     }
                 )
-            nodes.extend(_node_def(op, renamed, names) for op in part.ops)
+            nodes.extend(_node_def(op, renamed) for op in part.ops)
             part_specs.append(
                 {
                     "device": part.device.name,
                     "feeds": feed_names,
                     "feed_indices": [i for i, _ in part.feeds],
-                    "fetches": [f"{names(t.op)}:{t.value_index}" for _, t in part.fetches],
+                    "fetches": [f"{t.op.name}:{t.value_index}" for _, t in part.fetches],
                     "fetch_indices": [i for i, _ in part.fetches],
-                    "targets": [names(op) for op in part.targets],
+                    "targets": [op.name for op in part.targets],
                 }
             )
             fetch_indices.extend(i for i, _ in part.fetches)
             partition_graphs.append(
                 {
-                    "node": [_node_def(op, renamed, names) for op in part.ops],
+                    "node": [_node_def(op, renamed) for op in part.ops],
                     "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0},
                     "device": part.device.name,
                 }

@@ -98,19 +98,20 @@ class TaskHost:
 
     def _push(
         self, routes: dict[str, str], dst_task: str, step_id: int, key: str, value: Any, on_error
-    ) -> None:
-        """Deliver a Send's tensor to ``dst_task``: in this process directly, else by rpc."""
+    ) -> Any:
+        """Deliver a Send's tensor to ``dst_task``: in this process directly, else by rpc
+        (returns the future of that message)."""
         if dst_task in self.tasks:
             found = self.rendezvous_for(dst_task, step_id)
             if found is not None:
                 found.deliver(key, value, key.split(";", 1)[0])
-            return
+            return None
         address = routes.get(dst_task)
         if address is None:
             on_error(
                 errors.InternalError(None, None, f"No route to task {dst_task} for Send {key}")
             )
-            return
+            return None
 
         async def push() -> None:
             try:
@@ -129,9 +130,8 @@ class TaskHost:
 
         assert self.loop is not None
         if threading.get_ident() == self._loop_thread:
-            self.loop.create_task(push())
-        else:
-            asyncio.run_coroutine_threadsafe(push(), self.loop)
+            return self.loop.create_task(push())
+        return asyncio.run_coroutine_threadsafe(push(), self.loop)
 
     # --- handlers ------------------------------------------------------------------------------
     async def create_task(
@@ -193,6 +193,11 @@ class TaskHost:
                     and report.run_s < 2e-4
                     and not any(p.parallel for p in registered.parts)
                 )
+            if rendezvous.sent:  # variable buffers sent without a copy: written out first
+                await asyncio.gather(
+                    *(f if isinstance(f, asyncio.Future) else asyncio.wrap_future(f)
+                      for f in rendezvous.sent if f is not None)
+                )  # fmt: skip
         except BaseException as exc:  # noqa: BLE001 - reported to the master
             return error_reply(exc, task)
         finally:

@@ -93,6 +93,7 @@ class DistributedSession(BaseSession):
         self._steps: dict[Any, _RemoteStep] = {}
         self._steps_version = self._graph._mutation_version
         self._lock = threading.RLock()
+        self._in_flight: dict[int, tuple[list, dict[str, str]]] = {}  # step id: (shares, routes)
         self._default_context: Any = None
         self.last_step_timing: StepTiming | None = None
         if recreate_lost_tasks:
@@ -192,9 +193,12 @@ class DistributedSession(BaseSession):
                 f"{self._cluster.tasks[lost[0]].address}); recreate the session to recover",
             )
         start = time.perf_counter()
-        replies = self._cluster.client.sync(
-            self._run_async, compiled, next_global_step_id(), feeds, timeout
-        )
+        step_id = next_global_step_id()
+        self._in_flight[step_id] = (compiled.shares, self._cluster.routes())
+        try:
+            replies = self._cluster.client.sync(self._run_async, compiled, step_id, feeds, timeout)
+        finally:
+            self._in_flight.pop(step_id, None)
         results: list[Any] = [None] * compiled.num_fetches
         slowest = (0.0, 0.0)
         tasks = {}
@@ -291,9 +295,25 @@ class DistributedSession(BaseSession):
 
     # --- lifetime ----------------------------------------------------------------------------
     def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._steps.clear()
+        """Close the session; steps still running (a blocked Dequeue, say) are cancelled."""
+        if self._closed:
+            return
+        self._closed = True
+        self._steps.clear()
+        in_flight = list(self._in_flight.items())
+        if not in_flight:
+            return
+        cause = errors.CancelledError(None, None, "Session closed while the step was running")
+
+        async def cancel_all() -> None:
+            await asyncio.gather(
+                *(self._abort(i, shares, routes, cause) for i, (shares, routes) in in_flight)
+            )
+
+        try:
+            self._cluster.client.sync(cancel_all)
+        except Exception:  # noqa: BLE001 - the cluster is gone: nothing left to cancel
+            pass
 
     @staticmethod
     def reset(target: str, containers: list[str] | None = None, config: Any = None) -> None:

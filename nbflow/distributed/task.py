@@ -37,8 +37,9 @@ from nbflow.runtime import executor as executor_lib
 from nbflow.runtime.plan import Plan, aliases_state, build_plan
 from nbflow.runtime.rendezvous import LocalRendezvous
 
-# Push a tensor to another task: (destination task, step id, key, value, on_error).
-Pusher = Callable[[str, int, str, Any, Callable[[BaseException], None]], None]
+# Push a tensor to another task: (destination task, step id, key, value, on_error); returns
+# a future of the write, or None when delivered in this process.
+Pusher = Callable[[str, int, str, Any, Callable[[BaseException], None]], Any]
 
 
 def task_of(device: str) -> str:
@@ -50,7 +51,7 @@ def task_of(device: str) -> str:
 class TaskRendezvous(LocalRendezvous):
     """The rendezvous of one step on one task (see the module docstring)."""
 
-    __slots__ = ("task", "push", "copy_names", "recv_wait", "_parked_at")
+    __slots__ = ("task", "push", "copy_names", "recv_wait", "_parked_at", "on_abort", "sent")
 
     def __init__(
         self,
@@ -65,6 +66,14 @@ class TaskRendezvous(LocalRendezvous):
         self.copy_names: frozenset[str] = frozenset()
         self.recv_wait = 0.0
         self._parked_at: dict[str, float] = {}
+        self.on_abort: list[Callable[[], None]] = []  # cancel the step's blocked kernels
+        self.sent: list[Any] = []  # pushes of variable buffers still being written
+
+    def abort(self, error: BaseException) -> None:
+        """Fail parked Recvs, and cancel kernels blocked elsewhere (a Dequeue, a take_grad)."""
+        super().abort(error)
+        for cancel in list(self.on_abort):
+            cancel()
 
     def send(self, key: str, value: Any, src_device: str = "") -> None:
         dst_task = task_of(key.split(";", 3)[2])
@@ -74,13 +83,17 @@ class TaskRendezvous(LocalRendezvous):
         if self._error is not None:
             raise self._error
         if key.rsplit(";", 1)[-1] in self.copy_names and isinstance(value, np.ndarray):
-            value = value.copy()  # a variable's buffer: later in-place updates must not leak in
+            # A variable's own buffer, sent without a copy: a read-only view, and the step
+            # does not finish before it is written out (``sent``), so no later update leaks in.
+            value = value.view()
+            value.flags.writeable = False
+            self.sent.append(self.push(dst_task, self.step_id, key, value, self.abort))
+            return
         self.push(dst_task, self.step_id, key, value, self.abort)
 
     def deliver(self, key: str, value: Any, src_device: str) -> None:
-        """A tensor pushed here by another task."""
-        if isinstance(value, np.ndarray) and not value.flags.writeable:
-            value = value.copy()  # kernels may update received buffers in place
+        """A tensor pushed here by another task: used in place, read-only (kernels write only
+        to variables, and Assign copies into the variable's own buffer)."""
         try:
             super().send(key, value, src_device)
         except errors.OpError:
@@ -233,6 +246,9 @@ class TaskServer:
         def run_part(part: _DevicePart) -> None:
             device = part.device
             ctx = KernelContext(device.name, device.xp, device.resources, step_id, rendezvous)
+            rendezvous.on_abort.append(ctx.cancellation.cancel)
+            if rendezvous._error is not None:
+                ctx.cancellation.cancel()
             try:
                 pfeeds = tuple(device.from_host(feeds[i]) for i in part.feed_indices)
                 if part.parallel:

@@ -37,7 +37,8 @@ def embedding_lookup(
     """
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"Unrecognized partition strategy: {partition_strategy}")
-    shards = list(params) if isinstance(params, (list, tuple)) else [params]
+    is_sharded = isinstance(params, (list, tuple)) or hasattr(params, "_get_variable_list")
+    shards = list(params) if is_sharded else [params]  # a PartitionedVariable: its shards
     if not shards:
         raise ValueError("Need at least one param")
     graph = ops_lib.get_default_graph()

@@ -15,7 +15,8 @@ with ``reuse=True`` it must find, with ``reuse=tf.AUTO_REUSE`` it does whichever
     with tf.variable_scope("layer1", reuse=True):
         assert tf.get_variable("weights") is w
 
-Partitioned variables (``partitioner=``) are not supported: passing one raises ValueError.
+With ``partitioner=`` (or a scope's partitioner) ``get_variable`` returns a
+``PartitionedVariable`` whose shards are ``name/part_0``... (``ops/partitioned_variables.py``).
 """
 
 from __future__ import annotations
@@ -236,14 +237,15 @@ class _VariableStore:
         constraint: Callable[[Any], Any] | None = None,
         **unused: Any,
     ) -> Variable:
-        if partitioner is not None:
-            raise ValueError(
-                f"Partitioned variables are not supported yet (variable {name} was given "
-                "partitioner=...); create it without a partitioner."
-            )
         dtype = dtypes.as_dtype(dtype).base_dtype
         shape_ = None if shape is None else as_shape(shape)
         found = self.vars.get(name)
+        if partitioner is not None and found is None and reuse is not True:
+            return self._create_partitioned(
+                name, shape_, dtype, initializer, partitioner, regularizer=regularizer,
+                trainable=trainable, collections=collections, caching_device=caching_device,
+                validate_shape=validate_shape, constraint=constraint,
+            )  # fmt: skip
         if found is not None:
             if reuse is False or reuse is None:
                 raise ValueError(
@@ -284,6 +286,33 @@ class _VariableStore:
                 loss = regularizer(variable)
             if loss is not None:
                 ops_lib.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+        return variable
+
+    def _create_partitioned(
+        self,
+        name: str,
+        shape: TensorShape | None,
+        dtype: dtypes.DType,
+        initializer: Any,
+        partitioner: Any,
+        **options: Any,
+    ) -> Any:
+        """A ``PartitionedVariable`` of shards ``name/part_i`` (``ops/partitioned_variables``)."""
+        from nbflow.ops import partitioned_variables as pv
+
+        if shape is None or not shape.is_fully_defined():
+            raise ValueError(f"Partitioned variable {name} needs a fully defined shape")
+        partitions = list(partitioner(shape=shape, dtype=dtype))
+
+        def make_shard(shard_name: str, shard_shape: list[int], shard_init: Any) -> Variable:
+            return self.get_variable(
+                shard_name, shard_shape, dtype, initializer=shard_init, reuse=False, **options
+            )
+
+        variable = pv.create_partitioned_variables(
+            name, shape, dtype, partitions, make_shard, initializer
+        )
+        self.vars[name] = variable
         return variable
 
 

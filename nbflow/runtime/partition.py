@@ -52,7 +52,13 @@ class Partition:
 
 
 def _short(device: Device) -> str:
-    return f"{device.device_type}_{device.spec.device_index}"
+    """A node-name-safe device name, unique across tasks: ``ps_0_CPU_0`` (just ``CPU_0`` for a
+    device of no job)."""
+    spec = device.spec
+    local = f"{device.device_type}_{spec.device_index}"
+    if spec.job is None:
+        return local
+    return f"{spec.job}_{spec.task or 0}_{local}"
 
 
 def _make(

@@ -18,6 +18,7 @@ from nbflow.train.optimizer import Optimizer
 from nbflow.train.rmsprop import RMSPropOptimizer
 from nbflow.train.device_setter import GreedyLoadBalancingStrategy, replica_device_setter
 from nbflow.train.server_lib import ClusterSpec, Server
+from nbflow.train.graph_io import write_graph
 from nbflow.train.sync_replicas_optimizer import SyncReplicasOptimizer
 from nbflow.train.training_util import (
     assert_global_step,
@@ -29,6 +30,7 @@ from nbflow.train.training_util import (
 
 __all__ = [
     "ClusterSpec",
+    "write_graph",
     "GreedyLoadBalancingStrategy",
     "Server",
     "replica_device_setter",

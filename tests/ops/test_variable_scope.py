@@ -176,9 +176,12 @@ def test_trainable_and_collections_arguments():
     assert local in tf.local_variables() and local not in tf.trainable_variables()
 
 
-def test_partitioner_is_rejected_clearly():
-    with pytest.raises(ValueError, match="Partitioned variables are not supported"):
-        tf.get_variable("p", [10, 2], partitioner=lambda shape, dtype: [2, 1])
+def test_partitioner_makes_a_partitioned_variable_of_named_shards():
+    p = tf.get_variable("p", [10, 2], partitioner=lambda shape, dtype: [2, 1])
+    assert isinstance(p, tf.PartitionedVariable)
+    assert [v.op.name for v in p] == ["p/part_0", "p/part_1"]
+    with pytest.raises(ValueError, match="one dimension"):
+        tf.get_variable("q", [10, 2], partitioner=lambda shape, dtype: [2, 2])
 
 
 def test_variable_stores_are_per_graph():
