@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_VENV = ROOT / ".benchvenv" / "bin" / "python"
-SUITES = ["core", "training", "distributed"]
+SUITES = ["core", "training", "distributed", "control_flow", "checkpoints", "devices"]
 FRAMEWORKS_HERE = ["nbflow", "numpy"]
 FRAMEWORKS_ELSEWHERE = ["tensorflow", "pytorch"]
 

@@ -144,25 +144,6 @@ class IsVariableInitialized(OpDef):
         return ctx.xp.asarray(ref.is_initialized())
 
 
-class ReportUninitializedVariables(OpDef):
-    """The names (attr ``names``) of the variables among ``refs`` that have no value yet."""
-
-    inputs = ("refs*&",)
-    attrs = {"names": REQUIRED}
-    differentiable = False
-
-    def infer(self, refs: list[TensorSpec], names: list[str]) -> TensorSpec:
-        return TensorSpec(TensorShape([None]), dtypes.string)
-
-    def compute(self, ctx: KernelContext, refs: Any, names: list[str]) -> Any:
-        import numpy as np
-
-        missing = [n.encode() for r, n in zip(refs, names) if not r.is_initialized()]
-        out = np.empty(len(missing), dtype=object)
-        out[:] = missing
-        return out
-
-
 def variable_op_v2(
     shape: Any, dtype: Any, name: str = "Variable", container: str = "", shared_name: str = ""
 ) -> ops_lib.Tensor:

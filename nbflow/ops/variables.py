@@ -353,13 +353,21 @@ def is_variable_initialized(variable: Variable) -> ops_lib.Tensor:
 def report_uninitialized_variables(
     var_list: list[Any] | None = None, name: str = "report_uninitialized_variables"
 ):
-    """A string tensor with the names of uninitialized variables (empty when all are)."""
+    """A string tensor with the names of uninitialized variables (empty when all are).
+
+    Each check runs where its variable lives (colocated ``IsVariableInitialized``), so only
+    booleans cross devices or tasks: a variable's reference never leaves its device.
+    """
+    from nbflow.ops import array_ops, math_ops
+
     var_list = global_variables() + local_variables() if var_list is None else var_list
-    refs = [v._ref() if hasattr(v, "_ref") else v for v in var_list]
     graph = ops_lib.get_default_graph()
-    return graph.create_op(
-        "ReportUninitializedVariables",
-        [refs],
-        {"names": [v.op.name for v in var_list]},
-        name=name,
-    ).outputs[0]
+    with graph.name_scope(name):
+        flags = []
+        for v in var_list:
+            with graph.colocate_with(v.op):
+                flags.append(state_ops.is_variable_initialized(v))
+        names = array_ops.constant([v.op.name for v in var_list] or [""], dtype="string")
+        if not flags:
+            return names[:0]
+        return array_ops.boolean_mask(names, math_ops.logical_not(array_ops.stack(flags)))

@@ -237,8 +237,8 @@ def colocation_groups(
         ref_flags = op.op_def.flat_ref_flags(op._attrs) if op.op_def.ref_inputs else ()
         refs = [t.op for t, wants in zip(op._inputs, ref_flags) if wants and t.dtype.is_ref_dtype]
         for producer in refs:
-            # An update runs where its variable lives; an op reading several variables'
-            # handles (ReportUninitializedVariables) may take them from other devices.
+            # An update runs where its variable lives (an op reading several variables'
+            # handles is kept with them only when there is one).
             join(producer, op, "reference input", len(refs) == 1)
     return groups, allowed
 

@@ -36,10 +36,7 @@ from nbflow.ops.data_flow_ops import (
     FIFOQueue,
     SparseConditionalAccumulator,
 )
-from nbflow.ops.gather_ops import boolean_mask
-from nbflow.ops.join_ops import stack
-from nbflow.ops.math_unary import logical_not
-from nbflow.ops.variables import Variable, global_variables, is_variable_initialized
+from nbflow.ops.variables import Variable, global_variables, report_uninitialized_variables
 from nbflow.train.optimizer import Optimizer
 from nbflow.train.queue_runner import QueueRunner
 from nbflow.train.session_run_hook import SessionRunHook
@@ -118,7 +115,7 @@ class SyncReplicasOptimizer(Optimizer):
             )
             self.local_step_init_op = state_ops.assign(self._local_step, global_step)
         chief_init_ops = [self.local_step_init_op]
-        self.ready_for_local_init_op = _report_uninitialized(global_variables())
+        self.ready_for_local_init_op = report_uninitialized_variables(global_variables())
 
         train_ops = []
         aggregated = []
@@ -218,21 +215,6 @@ class SyncReplicasOptimizer(Optimizer):
 
     def variables(self) -> list[Variable]:
         return self._opt.variables()
-
-
-def _report_uninitialized(var_list: list[Variable]) -> Any:
-    """Names of the uninitialized variables of ``var_list``; each check runs where its variable
-    lives, so only booleans cross tasks (a variable's reference cannot)."""
-    graph = ops_lib.get_default_graph()
-    with graph.name_scope("report_uninitialized_variables"):
-        flags = []
-        for v in var_list:
-            with graph.colocate_with(v.op):
-                flags.append(is_variable_initialized(v))
-        names = array_ops.constant([v.op.name for v in var_list] or [""], dtype=dtypes.string)
-        if not flags:
-            return names[:0]
-        return boolean_mask(names, logical_not(stack(flags)))
 
 
 def _op_of(grad: Any) -> ops_lib.Operation:

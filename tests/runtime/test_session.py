@@ -241,3 +241,17 @@ def test_intra_op_threads_cap_the_blas_pool():
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=max(before or [1]), user_api="blas")
+
+
+def test_report_uninitialized_variables_names_exactly_the_uninitialized_ones():
+    with tf.device("/cpu:0"):
+        a = tf.Variable(tf.constant(1.0), name="a")
+    with tf.device("/cpu:1"):
+        b = tf.Variable(tf.constant(2.0), name="b")
+    report = tf.report_uninitialized_variables()
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+        assert list(sess.run(report)) == [b"a", b"b"]
+        sess.run(a.initializer)
+        assert list(sess.run(report)) == [b"b"]
+        sess.run(b.initializer)
+        assert sess.run(report).shape == (0,)
