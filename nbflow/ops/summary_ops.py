@@ -60,37 +60,53 @@ _BUCKET_LIMITS = _default_bucket_limits()
 
 
 def histogram_proto(values: Any) -> Any:
-    """A ``HistogramProto`` of ``values`` with TensorFlow's buckets (empty runs collapsed)."""
-    values = np.asarray(values, dtype=np.float64).ravel()
+    """A ``HistogramProto`` of ``values`` with TensorFlow's buckets (empty runs collapsed).
+
+    Bucket ``i`` holds the values in ``[limit[i-1], limit[i])``. The values are sorted once
+    and the bucket edges searched in them (1.5k binary searches instead of one per value), so
+    each bucket's count is a difference of two cumulative counts. Runs of empty buckets are
+    collapsed the way TensorFlow emits them, without a per-bucket Python loop.
+    """
+    unsorted = np.asarray(values, dtype=np.float64).ravel()
+    values = np.sort(unsorted)
     proto = protos.HistogramProto()
-    if values.size:
-        if not np.all(np.isfinite(values)):
-            raise errors.InvalidArgumentError(None, None, "Nan in summary histogram")
-        proto.min, proto.max = float(values.min()), float(values.max())
-        proto.num = float(values.size)
-        proto.sum = float(values.sum())
-        proto.sum_squares = float(np.dot(values, values))
-        counts = np.bincount(
-            np.searchsorted(_BUCKET_LIMITS, values, side="right"), minlength=len(_BUCKET_LIMITS)
-        )[: len(_BUCKET_LIMITS)]
-        nonzero = np.flatnonzero(counts)
-        # A run of empty buckets is emitted as one empty bucket ending where the run ends.
-        limits, buckets, previous = [], [], -1
-        for i in nonzero:
-            if i > previous + 1:
-                limits.append(_BUCKET_LIMITS[i - 1])
-                buckets.append(0.0)
-            limits.append(_BUCKET_LIMITS[i])
-            buckets.append(float(counts[i]))
-            previous = i
-        if previous < len(_BUCKET_LIMITS) - 1:
-            limits.append(_BUCKET_LIMITS[-1])
-            buckets.append(0.0)
-        proto.bucket_limit.extend(limits)
-        proto.bucket.extend(buckets)
-    else:
+    if not values.size:
         proto.bucket_limit.append(_BUCKET_LIMITS[-1])
         proto.bucket.append(0.0)
+        return proto
+    if not (np.isfinite(values[0]) and np.isfinite(values[-1])):
+        raise errors.InvalidArgumentError(None, None, "Nan in summary histogram")
+    proto.min, proto.max = float(values[0]), float(values[-1])
+    proto.num = float(values.size)
+    # Sums in the values' own order, so rounding matches an unsorted accumulation.
+    proto.sum = float(unsorted.sum())
+    proto.sum_squares = float(np.dot(unsorted, unsorted))
+    below = np.searchsorted(values, _BUCKET_LIMITS, side="left")
+    counts = np.diff(below, prepend=0)
+    nonzero = np.flatnonzero(counts)
+    if not nonzero.size:  # every value is DBL_MAX, past the last bucket
+        proto.bucket_limit.append(_BUCKET_LIMITS[-1])
+        proto.bucket.append(0.0)
+        return proto
+    # A run of empty buckets is emitted as one empty bucket ending where the run ends.
+    previous = np.empty_like(nonzero)
+    previous[0] = -1
+    previous[1:] = nonzero[:-1]
+    gap = nonzero > previous + 1
+    limits = np.empty((nonzero.size, 2), dtype=np.float64)
+    limits[:, 0] = _BUCKET_LIMITS[nonzero - 1]
+    limits[:, 1] = _BUCKET_LIMITS[nonzero]
+    buckets = np.zeros((nonzero.size, 2), dtype=np.float64)
+    buckets[:, 1] = counts[nonzero]
+    keep = np.empty((nonzero.size, 2), dtype=bool)
+    keep[:, 0] = gap
+    keep[:, 1] = True
+    limits, buckets = limits[keep].tolist(), buckets[keep].tolist()
+    if nonzero[-1] < len(_BUCKET_LIMITS) - 1:
+        limits.append(float(_BUCKET_LIMITS[-1]))
+        buckets.append(0.0)
+    proto.bucket_limit.extend(limits)
+    proto.bucket.extend(buckets)
     return proto
 
 

@@ -223,9 +223,17 @@ class DataflowExecutor:
         else:
             root_iter.outstanding = len(self._roots)
             items = [(i, state.root, root_iter) for i in self._roots]
-            for item in items[1:]:
-                self.pool.submit(self._run_from, ctx, state, item)
-            self.pool.submit(self._run_from, ctx, state, items[0])
+            if timeout is None:
+                # The caller would only wait: it runs the roots (and what they make ready)
+                # itself, saving a thread hand-off per step; extra expensive roots still fan
+                # out to the pool. With a deadline the caller must stay free to time out.
+                stack: list = []
+                self._dispatch(ctx, state, items[::-1], stack)
+                self._run_stack(ctx, state, stack)
+            else:
+                for item in items[1:]:
+                    self.pool.submit(self._run_from, ctx, state, item)
+                self.pool.submit(self._run_from, ctx, state, items[0])
         if not state.done.wait(timeout):
             self._abort(
                 ctx,
@@ -266,11 +274,14 @@ class DataflowExecutor:
 
     def _run_from(self, ctx: KernelContext, state: StepState, item: tuple) -> None:
         """Run a ready node, then, in this thread, ready successors (others go to the pool)."""
+        self._run_stack(ctx, state, [item])
+
+    def _run_stack(self, ctx: KernelContext, state: StepState, stack: list) -> None:
+        """Run the ready nodes on ``stack`` and, in this thread, what they make ready."""
         from nbflow.runtime.executor import kernel_error
 
         nodes = self.plan.nodes
         kinds = self._kind
-        stack = [item]
         while stack:
             if state.error is not None:
                 return
