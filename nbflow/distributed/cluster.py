@@ -223,8 +223,11 @@ class Cluster:
         return [Device(d) for n in names for d in self.tasks[n].devices]
 
     def routes(self) -> dict[str, str]:
-        with self._lock:
-            return {n: t.address for n, t in self.tasks.items()}
+        """Task name -> Dask worker address. Lock-free: the client's event loop calls this
+        while another thread may hold ``_lock`` waiting on that same loop (``ensure_tasks``
+        pings through it), so taking the lock here could deadlock. ``list(dict.items())`` is
+        one atomic snapshot under the GIL."""
+        return {n: t.address for n, t in list(self.tasks.items())}
 
     # --- tasks -----------------------------------------------------------------------------
     def create_tasks(
