@@ -155,23 +155,43 @@ class DataflowMagics(Magics):
         return board_display(_unquote(args.logdir))
 
     @magic_arguments()
-    @argument("--workers", "-w", type=int, default=None, help="start or scale to N workers")
-    @argument("--threads", "-t", type=int, default=1, help="threads per new worker")
-    @argument("--address", "-a", default=None, help="connect to an existing Dask scheduler")
+    @argument("--ps", "-p", type=int, default=None, help="ps tasks (default 1)")
+    @argument("--workers", "-w", type=int, default=None, help="worker tasks (default 1)")
+    @argument(
+        "--n-workers",
+        "-n",
+        type=int,
+        default=None,
+        help="Dask worker processes: start with N (default one per task) or scale to N",
+    )
+    @argument("--threads", "-t", type=int, default=1, help="threads per Dask worker")
+    @argument("--address", "-a", default=None, help="attach to an existing Dask scheduler")
     @argument("--close", action="store_true", help="close the notebook's cluster")
     @line_magic
     def dataflow_cluster(self, line: str) -> Any:
-        """Show the notebook's Dask cluster, creating a small LocalCluster if there is none."""
+        """Show the notebook's nbflow cluster (``nbflow.distributed.Cluster``): its ps/worker
+        tasks on Dask workers, their devices and health, the Dask dashboard link and scale
+        buttons. Creates a small local one if there is none (``--ps 1 --workers 2``), or
+        attaches to a scheduler with ``--address``; on an existing cluster ``--n-workers``
+        scales the Dask workers and ``--ps``/``--workers`` add missing tasks."""
         from nbflow.notebook import cluster
 
         args = parse_argstring(self.dataflow_cluster, line)
         if args.close:
             cluster.close_cluster()
             return None
-        if args.workers is not None and args.workers < 0:
-            raise UsageError("--workers must be >= 0")
+        for name in ("ps", "workers", "n_workers"):
+            value = getattr(args, name)
+            if value is not None and value < 0:
+                raise UsageError(f"--{name.replace('_', '-')} must be >= 0")
+        if args.threads < 1:
+            raise UsageError("--threads must be >= 1")
         handle = cluster.get_cluster(
-            workers=args.workers, threads=args.threads, address=_unquote(args.address or "")
+            n_workers=args.n_workers,
+            threads=args.threads,
+            address=_unquote(args.address or ""),
+            ps=args.ps,
+            workers=args.workers,
         )
         from nbflow.notebook.widgets.cluster import ClusterWidget
 

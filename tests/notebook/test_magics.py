@@ -127,8 +127,9 @@ def test_bad_options_give_usage_errors_not_tracebacks(ip):
         assert isinstance(error, UsageError), line
     result = ip.run_cell("%dataflow_graph nope")
     assert isinstance(result.error_in_exec, UsageError)
-    result = ip.run_cell("%dataflow_cluster --workers -1")
-    assert isinstance(result.error_in_exec, UsageError)
+    for bad in ("--workers -1", "--ps -1", "--n-workers -1", "--threads 0"):
+        result = ip.run_cell(f"%dataflow_cluster {bad}")
+        assert isinstance(result.error_in_exec, UsageError), bad
 
 
 def test_errors_in_the_cell_propagate_and_its_partial_ops_are_replaced_next_run(ip):
@@ -161,7 +162,6 @@ def test_auto_registration_when_nbflow_is_imported_in_ipython(ip):
     notebook._loaded.discard(id(ip))
     tf._register_in_ipython()
     assert id(ip) in notebook._loaded
-
 
 
 def test_a_dataflow_cell_can_build_after_a_monitored_session_finalized_the_graph(ip):

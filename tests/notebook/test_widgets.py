@@ -327,19 +327,119 @@ def test_timeline_from_step_stats_and_its_widget():
 
 
 # --- cluster -------------------------------------------------------------------------------------
+TASKS = ["/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"]
+
+
+@pytest.fixture(scope="module")
+def nb_cluster():
+    from nbflow.distributed import Cluster
+
+    cluster = Cluster.local(
+        n_workers=2, threads_per_worker=1, spec={"ps": 1, "worker": 1}, dashboard=True
+    )
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+def assert_task_rows(state, cluster):
+    worker_addresses = {w["address"] for w in state["workers"]}
+    assert [t["task"] for t in state["tasks"]] == TASKS
+    assert [(t["job"], t["index"]) for t in state["tasks"]] == [("ps", 0), ("worker", 0)]
+    for row in state["tasks"]:
+        info = cluster.tasks[row["task"]]
+        assert row["address"] == info.address and row["address"] in worker_addresses
+        assert row["devices"] == info.devices and row["devices"]
+        assert all(d.startswith(row["task"] + "/device:") for d in row["devices"])
+        assert row["healthy"] is True and row["restarts"] == info.restarts
+    hosted = sorted(n for w in state["workers"] for n in w["nbflow_tasks"])
+    assert hosted == TASKS
+
+
+@pytest.mark.timeout(120)
+def test_cluster_widget_shows_the_nbflow_tasks_devices_health_and_dashboard(nb_cluster):
+    from nbflow.notebook.widgets.cluster import ClusterWidget
+
+    widget = ClusterWidget(nb_cluster)
+    state = widget.state
+    assert state["target"] == nb_cluster.target and state["n_workers"] == 2
+    assert state["can_scale"] and not widget.scale_up.disabled
+    assert state["dashboard_link"] == nb_cluster.dashboard_link != ""
+    assert_task_rows(state, nb_cluster)
+    assert {t["address"] for t in state["tasks"]} == {w["address"] for w in state["workers"]}
+    assert "nbflow cluster" in widget.header.value and "2 tasks" in widget.header.value
+    assert "Dask dashboard" in widget.header.value
+    assert "/job:worker/replica:0/task:0" in widget.task_table.value
+    assert "CPU:0" in widget.task_table.value and ">ok<" in widget.task_table.value
+    # a plain client on the same scheduler finds the nbflow cluster made in this process
+    again = ClusterWidget(nb_cluster.client).state["tasks"]
+    assert [(t["task"], t["address"]) for t in again] == [
+        (t["task"], t["address"]) for t in state["tasks"]
+    ]
+
+
+@pytest.mark.timeout(180)
+def test_cluster_widget_scale_buttons_scale_dask_and_keep_the_tasks_placed(nb_cluster):
+    from nbflow.notebook.widgets.cluster import ClusterWidget
+
+    widget = ClusterWidget(nb_cluster)
+    try:
+        widget.scale_up.click()
+        assert widget.state["n_workers"] == 3 and widget.message.value == ""
+        assert_task_rows(widget.state, nb_cluster)
+        widget.scale_down.click()
+        widget.scale_down.click()  # down to one worker: both tasks end up on it
+        assert widget.state["n_workers"] == 1
+        assert_task_rows(widget.state, nb_cluster)
+        assert len({t["address"] for t in widget.state["tasks"]}) == 1
+        widget.scale_down.click()  # never below one worker while there are tasks
+        assert widget.state["n_workers"] == 1
+    finally:
+        widget.handle.scale(2)
+    widget.refresh()
+    assert widget.state["n_workers"] == 2
+    assert_task_rows(widget.state, nb_cluster)
+
+
 @pytest.mark.timeout(60)
-def test_cluster_magic_shows_workers_and_scales_from_the_widget(ip):
+def test_cluster_widget_still_shows_a_plain_dask_local_cluster():
+    from dask.distributed import LocalCluster
+
+    from nbflow.notebook.widgets.cluster import ClusterWidget
+
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0"
+    ) as dask_cluster:
+        widget = ClusterWidget(dask_cluster)
+        try:
+            assert widget.state["tasks"] == [] and widget.task_table.value == ""
+            assert widget.state["n_workers"] == 1 and widget.state["target"] == ""
+            assert "Dask cluster" in widget.header.value and "1 Dask workers" in widget.header.value
+            widget.scale_up.click()
+            wait_for(lambda: widget.target_workers == 2, timeout=30, what="2 workers")
+            assert widget.refresh()["n_workers"] == 2
+        finally:
+            widget.handle.client.close()
+
+
+@pytest.mark.timeout(120)
+def test_cluster_magic_creates_an_nbflow_cluster_with_the_asked_tasks(ip):
     from nbflow.notebook import cluster
 
     try:
-        widget = run(ip, "%dataflow_cluster --workers 1")
-        assert widget.target_workers == 1 and "Dask cluster" in widget.header.value
-        assert "worker" in widget.table.value
-        widget.scale_up.click()
-        wait_for(lambda: len(widget.handle.workers()) == 2, timeout=30, what="2 workers")
-        widget.refresh()
-        assert "2 workers" in widget.header.value
-        assert run(ip, "%dataflow_cluster").handle is widget.handle  # shows the same cluster
+        widget = run(ip, "%dataflow_cluster --ps 1 --workers 1")
+        state = widget.state
+        assert state["n_workers"] == 2 and state["target"].startswith("nbflow://")
+        assert_task_rows(state, widget.handle.nbflow)
+        assert "nbflow cluster" in widget.header.value
+        again = run(ip, "%dataflow_cluster --workers 2")  # adds the missing worker task
+        assert again.handle is widget.handle
+        assert [t["task"] for t in again.state["tasks"]] == [
+            *TASKS,
+            "/job:worker/replica:0/task:1",
+        ]
+        assert all(t["healthy"] for t in again.state["tasks"])
     finally:
         run(ip, "%dataflow_cluster --close")
     assert cluster._current is None
