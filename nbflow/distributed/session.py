@@ -36,7 +36,7 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import Graph
 from nbflow.runtime.config import ConfigProto, RunMetadata, RunOptions
 from nbflow.runtime.placement import CostModel
-from nbflow.runtime.session import BaseSession, _FetchHandler, _fetch_key
+from nbflow.runtime.session import BaseSession, _FetchHandler
 
 _MASTER_ID = random.getrandbits(30)
 _step_counter = itertools.count(1)
@@ -119,23 +119,7 @@ class DistributedSession(BaseSession):
         options: RunOptions | None = None,
         run_metadata: RunMetadata | None = None,
     ) -> Any:
-        if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
-        key = _fetch_key(fetches)
-        handler = self._fetch_cache.get(key) if key is not None else None
-        if handler is None:
-            handler = _FetchHandler(self._graph, fetches)
-            if key is not None:
-                self._fetch_cache[key] = handler
-        if feed_dict:
-            feed_tensors, feed_values = self._convert_feeds(feed_dict)
-        else:
-            feed_tensors, feed_values = (), ()
-        if self._graph._mutation_version != self._steps_version:
-            with self._lock:
-                self._steps.clear()
-                self._steps_version = self._graph._mutation_version
-        step_key = (handler.signature, feed_tensors)
+        handler, step_key, feed_tensors, feed_values = self._step_signature(fetches, feed_dict)
         step = self._steps.get(step_key)
         if step is None or step.generation != self._cluster.generation:
             step = self._compile(handler, feed_tensors)

@@ -164,15 +164,12 @@ class Elu(_Activation):
         return [_create("EluGrad", [grad, op.outputs[0]])]
 
 
-class EluGrad(OpDef):
+class EluGrad(_ActivationGrad):
     """Elu's backward pass from its outputs: gradients * (outputs > 0 ? 1 : outputs + 1)."""
 
     inputs = ("gradients", "outputs")
     differentiable = False
     samples = [Sample(gradients=(2, 3), outputs=(2, 3))]
-
-    def infer(self, gradients: TensorSpec, outputs: TensorSpec) -> TensorSpec:
-        return TensorSpec(gradients.shape.merge_with(outputs.shape), gradients.dtype.base_dtype)
 
     def compute(self, ctx: KernelContext, gradients: Any, outputs: Any) -> Any:
         return ctx.xp.where(outputs > 0, gradients, gradients * (outputs + 1))
@@ -194,15 +191,12 @@ class Selu(_Activation):
         return [_create("SeluGrad", [grad, op.outputs[0]])]
 
 
-class SeluGrad(OpDef):
+class SeluGrad(_ActivationGrad):
     """Selu's backward pass from its outputs."""
 
     inputs = ("gradients", "outputs")
     differentiable = False
     samples = [Sample(gradients=(2, 3), outputs=(2, 3))]
-
-    def infer(self, gradients: TensorSpec, outputs: TensorSpec) -> TensorSpec:
-        return TensorSpec(gradients.shape.merge_with(outputs.shape), gradients.dtype.base_dtype)
 
     def compute(self, ctx: KernelContext, gradients: Any, outputs: Any) -> Any:
         scaled = gradients * (outputs + _SELU_SCALE * _SELU_ALPHA)
@@ -220,15 +214,10 @@ class Softplus(_Activation):
         return [_create("SoftplusGrad", [grad, op.inputs[0]])]
 
 
-class SoftplusGrad(OpDef):
+class SoftplusGrad(_ActivationGrad):
     """gradients * sigmoid(features)."""
 
-    inputs = ("gradients", "features")
     differentiable = False
-    samples = [Sample(gradients=(2, 3), features=(2, 3))]
-
-    def infer(self, gradients: TensorSpec, features: TensorSpec) -> TensorSpec:
-        return TensorSpec(gradients.shape.merge_with(features.shape), gradients.dtype.base_dtype)
 
     def compute(self, ctx: KernelContext, gradients: Any, features: Any) -> Any:
         xp = ctx.xp
@@ -245,15 +234,10 @@ class Softsign(_Activation):
         return [_create("SoftsignGrad", [grad, op.inputs[0]])]
 
 
-class SoftsignGrad(OpDef):
+class SoftsignGrad(_ActivationGrad):
     """gradients / (1 + |features|)^2."""
 
-    inputs = ("gradients", "features")
     differentiable = False
-    samples = [Sample(gradients=(2, 3), features=(2, 3))]
-
-    def infer(self, gradients: TensorSpec, features: TensorSpec) -> TensorSpec:
-        return TensorSpec(gradients.shape.merge_with(features.shape), gradients.dtype.base_dtype)
 
     def compute(self, ctx: KernelContext, gradients: Any, features: Any) -> Any:
         return gradients / (1 + ctx.xp.abs(features)) ** 2

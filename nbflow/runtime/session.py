@@ -284,23 +284,7 @@ class BaseSession:
         run_metadata: RunMetadata | None = None,
     ) -> Any:
         """Run the ops needed for ``fetches`` given ``feed_dict``; return the fetched values."""
-        if self._closed:
-            raise RuntimeError("Attempted to use a closed Session.")
-        key = _fetch_key(fetches)
-        handler = self._fetch_cache.get(key) if key is not None else None
-        if handler is None:
-            handler = _FetchHandler(self._graph, fetches)
-            if key is not None:
-                self._fetch_cache[key] = handler
-        if feed_dict:
-            feed_tensors, feed_values = self._convert_feeds(feed_dict)
-        else:
-            feed_tensors, feed_values = (), ()
-        if self._graph._mutation_version != self._steps_version:
-            with self._lock:
-                self._steps.clear()
-                self._steps_version = self._graph._mutation_version
-        step_key = (handler.signature, feed_tensors)
+        handler, step_key, feed_tensors, feed_values = self._step_signature(fetches, feed_dict)
         if options is not None and options.trace_level > 0:
             return self._run_traced(handler, step_key, feed_values, options, run_metadata)
         step = self._steps.get(step_key)
@@ -358,6 +342,28 @@ class BaseSession:
             if options.output_partition_graphs:
                 run_metadata.partition_graphs = step.partition_graphs
         return handler.build(results)
+
+    def _step_signature(self, fetches: Any, feed_dict: dict | None) -> tuple:
+        """The front end every session type shares: (fetch handler, step key, fed tensors,
+        converted feed values), with fetch handlers cached per structure and cached steps
+        dropped when the graph's existing ops changed."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        key = _fetch_key(fetches)
+        handler = self._fetch_cache.get(key) if key is not None else None
+        if handler is None:
+            handler = _FetchHandler(self._graph, fetches)
+            if key is not None:
+                self._fetch_cache[key] = handler
+        if feed_dict:
+            feed_tensors, feed_values = self._convert_feeds(feed_dict)
+        else:
+            feed_tensors, feed_values = (), ()
+        if self._graph._mutation_version != self._steps_version:
+            with self._lock:
+                self._steps.clear()
+                self._steps_version = self._graph._mutation_version
+        return handler, (handler.signature, feed_tensors), feed_tensors, feed_values
 
     def _convert_feeds(self, feed_dict: dict) -> tuple[tuple, tuple]:
         tensors = []
