@@ -88,6 +88,9 @@ class ResourceManager:
             ) from None
 
     def variable(self, container: str, name: str) -> VariableResource:
+        found = self._containers.get(container, {}).get(name)
+        if found is not None and not self._shared(container):
+            return found
         return self.lookup_or_create(container, name, lambda: VariableResource(name))
 
     def reset(self, containers: list[str] | None = None) -> None:

@@ -14,6 +14,7 @@ gradient is built.
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -170,7 +171,7 @@ class Sum(ReductionOp):
     """The sum over the reduced axes (in the input's dtype)."""
 
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
-        return xp.sum(x, axis=axis, dtype=x.dtype, keepdims=keep_dims)
+        return x.sum(axis=axis, dtype=x.dtype, keepdims=keep_dims)
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
         return [_broadcast_like(_grad_kept_dims(op, grad), op.inputs[0]), None]
@@ -181,7 +182,7 @@ class Mean(ReductionOp):
 
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         if x.dtype.kind not in "iu":
-            return xp.mean(x, axis=axis, keepdims=keep_dims)
+            return x.mean(axis=axis, keepdims=keep_dims)
         total = xp.sum(x, axis=axis, dtype=x.dtype, keepdims=keep_dims)
         count = x.size // builtins.max(total.size, 1) if x.size else 1
         return (xp.abs(total) // count) * xp.sign(total)
@@ -215,8 +216,11 @@ class MeanGrad(OpDef):
     def compute(self, ctx: KernelContext, grad: Any, input_shape: Any) -> Any:
         xp = ctx.xp
         shape = tuple(int(d) for d in input_shape)
-        count = int(np.prod(shape)) // builtins.max(int(np.size(grad)), 1)
-        out = xp.broadcast_to(xp.asarray(grad), shape) / builtins.max(count, 1)
+        size = int(np.size(grad))
+        count = builtins.max(math.prod(shape) // builtins.max(size, 1), 1)
+        if size == 1:  # the mean of everything: one value, filled
+            return xp.full(shape, grad.reshape(()) / count, dtype=grad.dtype)
+        out = xp.broadcast_to(xp.asarray(grad), shape) / count
         return out.astype(grad.dtype, copy=False)
 
     def gradient(self, op: ops_lib.Operation, upstream: Tensor) -> list:

@@ -104,7 +104,11 @@ class ExpandDims(OpDef):
         return TensorSpec(TensorShape(dims[:a] + [Dimension(1)] + dims[a:]), input.dtype.base_dtype)
 
     def compute(self, ctx: KernelContext, input: Any, dim: Any) -> Any:
-        return ctx.xp.expand_dims(input, int(dim.reshape(-1)[0]))
+        axis, rank = int(dim.reshape(-1)[0]), input.ndim
+        if not -rank - 1 <= axis <= rank:
+            return ctx.xp.expand_dims(input, axis)  # raises NumPy's AxisError
+        axis %= rank + 1
+        return input.reshape(input.shape[:axis] + (1,) + input.shape[axis:])
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
         return [reshape(grad, shape(op.inputs[0])), None]
