@@ -49,6 +49,7 @@ from nbflow.ops.data_flow_ops import (
 )
 from nbflow.ops.functional_ops import foldl, foldr, map_fn, scan
 from nbflow.ops.parsing_ops import decode_csv
+from nbflow.ops.tensor_array_ops import TensorArray
 from nbflow.ops.reader_ops import (
     FixedLengthRecordReader,
     ReaderBase,
