@@ -508,6 +508,14 @@ class TensorArray:
     def dynamic_size(self) -> bool:
         return self._dynamic_size
 
+    # while_loop and cond carry a TensorArray as its flow and rebuild it around the new flow.
+    @property
+    def _loop_flow(self) -> Tensor:
+        return self._flow
+
+    def _with_flow(self, flow: Tensor) -> TensorArray:
+        return self._next(flow)
+
     def _next(self, flow: Tensor) -> TensorArray:
         ta = TensorArray(self._dtype, handle=self._handle, flow=flow, infer_shape=self._infer_shape)
         ta._element_shape = self._element_shape

@@ -183,3 +183,64 @@ def test_elements_that_miss_the_loss_get_zero_gradient():
         with tf.Session() as sess:
             value = sess.run(grad, {x: np.ones((3, 2))})
     np.testing.assert_array_equal(value, [[0, 0], [1, 1], [0, 0]])
+
+
+def _rnn_reference(x, w):
+    h, outputs = np.zeros(x.shape[1:]), []
+    for x_t in x:
+        h = np.tanh(h @ w + x_t)
+        outputs.append(h)
+    return np.stack(outputs)
+
+
+def _tensor_array_rnn(x, w, steps):
+    """dynamic_rnn's pattern: inputs unstacked into one array, outputs written to another."""
+    inputs = tf.TensorArray(x.dtype, size=steps).unstack(x)
+    outputs = tf.TensorArray(x.dtype, size=steps)
+
+    def body(t, h, outputs):
+        h = tf.tanh(tf.matmul(h, w) + inputs.read(t))
+        return t + 1, h, outputs.write(t, h)
+
+    h0 = tf.zeros_like(x[0])
+    _, _, outputs = tf.while_loop(lambda t, *_: t < steps, body, [tf.constant(0), h0, outputs])
+    return outputs.stack()
+
+
+def test_while_loop_carries_tensor_arrays():
+    rng = np.random.default_rng(0)
+    x_value, w_value = rng.standard_normal((6, 3, 4)), rng.standard_normal((4, 4)) * 0.3
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [6, 3, 4])
+        outputs = _tensor_array_rnn(x, tf.constant(w_value), 6)
+        with tf.Session() as sess:
+            value = sess.run(outputs, {x: x_value})
+    np.testing.assert_allclose(value, _rnn_reference(x_value, w_value), rtol=1e-12)
+
+
+def test_gradient_through_a_while_loop_of_tensor_arrays():
+    w_value = np.random.default_rng(1).standard_normal((4, 4)) * 0.3
+
+    def loss_of_x(x):
+        return tf.reduce_sum(tf.square(_tensor_array_rnn(x, tf.constant(w_value), 5)))
+
+    _check_gradient(loss_of_x, (5, 2, 4))
+    x_value = np.random.default_rng(2).standard_normal((5, 2, 4))
+
+    def loss_of_w(w):
+        return tf.reduce_sum(tf.square(_tensor_array_rnn(tf.constant(x_value), w, 5)))
+
+    _check_gradient(loss_of_w, (4, 4))
+
+
+def test_dynamic_size_array_filled_by_a_loop_of_unknown_length():
+    with tf.Graph().as_default():
+        limit = tf.placeholder(tf.int32, [])
+        squares = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
+        _, squares = tf.while_loop(
+            lambda i, ta: i < limit, lambda i, ta: (i + 1, ta.write(i, i * i)), [0, squares]
+        )
+        stacked = squares.stack()
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(stacked, {limit: 5}), [0, 1, 4, 9, 16])
+            np.testing.assert_array_equal(sess.run(stacked, {limit: 2}), [0, 1])
