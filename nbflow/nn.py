@@ -580,3 +580,13 @@ def zero_fraction(value: Any, name: str | None = None) -> Tensor:
 # Sampled losses over huge vocabularies (OSDI §4.2); they build on the losses above.
 from nbflow.ops.candidate_sampling_ops import log_uniform_candidate_sampler  # noqa: E402, F401
 from nbflow.sampled_losses import nce_loss, sampled_softmax_loss  # noqa: E402, F401
+import types as _types  # noqa: E402
+
+from nbflow import rnn as _rnn  # noqa: E402
+from nbflow.rnn import dynamic_rnn, static_rnn  # noqa: E402, F401
+
+_CELLS = ["RNNCell", "BasicRNNCell", "GRUCell", "BasicLSTMCell", "LSTMCell", "MultiRNNCell"]
+# tf.nn.rnn_cell
+rnn_cell = _types.SimpleNamespace(
+    **{name: getattr(_rnn, name) for name in _CELLS + ["LSTMStateTuple", "DropoutWrapper"]}
+)

@@ -27,9 +27,10 @@ Each captured op remembers its context (``context_of``) for the gradient code
 from __future__ import annotations
 
 import builtins
+import contextlib
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -290,6 +291,24 @@ def _context_stack() -> list:
 def current_context() -> Any:
     stack = _context_stack()
     return stack[-1] if stack else None
+
+
+@contextlib.contextmanager
+def outside_control_flow() -> Iterator[None]:
+    """Build ops as if no cond or while_loop were under construction (TensorFlow's init_scope):
+    a variable first created inside a loop body is created and initialized once, outside it."""
+    graph = ops_lib.get_default_graph()
+    first = graph._id_counter
+    stack = _context_stack()
+    saved = stack[:]
+    stack.clear()
+    try:
+        yield
+    finally:
+        stack[:] = saved
+        for op in graph._ops:
+            if op._id > first and op not in _contexts:
+                _contexts[op] = None  # top level: no enclosing context claims it
 
 
 class _Context:

@@ -7,6 +7,7 @@ Using a variable as a tensor uses ``v/read``, which yields the current value whe
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 from collections.abc import Callable
 
@@ -52,6 +53,16 @@ class Variable:
         self._constraint = constraint
         self._save_slice_info = None
         self._partition_info = None
+        with contextlib.ExitStack() as outside:
+            if callable(initial_value):  # built once, outside any loop or cond being built
+                outside.enter_context(control_flow_ops.outside_control_flow())
+            self._build(graph, initial_value, dtype, shape, validate_shape, name)
+        for key in collections:
+            graph.add_to_collection(key, self)
+        self._caching_device = caching_device
+
+    def _build(self, graph, initial_value, dtype, shape, validate_shape, name) -> None:
+        """The variable's ops: VariableV2, its initializer (Assign) and its ``read`` snapshot."""
         with ops_lib.control_dependencies(None), graph.name_scope(name or "Variable") as scope:
             with graph.name_scope("Initializer"):
                 if callable(initial_value):
@@ -83,9 +94,6 @@ class Variable:
                     name="Assign",
                 ).op
                 self._snapshot = array_ops.identity(self._variable, name="read")
-        for key in collections:
-            graph.add_to_collection(key, self)
-        self._caching_device = caching_device
 
     def _init_from_proto(self, variable_def: dict[str, Any], import_scope: str | None) -> None:
         """Wrap a variable's existing ops (after import_meta_graph) as in ``to_proto``."""

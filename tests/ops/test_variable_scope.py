@@ -236,3 +236,22 @@ def test_initializers_namespace():
     value = tf.initializers.constant([1, 2], dtype=tf.int32)([2])
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(value), [1, 2])
+
+
+def test_get_variable_inside_a_loop_body_is_created_once_outside_the_loop():
+    def body(i, h):
+        w = tf.get_variable("w", [2, 2], initializer=tf.random_normal_initializer(seed=1))
+        return i + 1, tf.matmul(h, w)
+
+    with tf.Graph().as_default() as graph:
+        _, h = tf.while_loop(lambda i, h: i < 3, body, [0, tf.ones([1, 2])])
+        (w,) = tf.global_variables()
+        assert not [
+            op
+            for op in graph.get_operations()
+            if op.type == "Enter" and "Initializer" in op.inputs[0].name
+        ]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            w_value, h_value = sess.run([w, h])
+    np.testing.assert_allclose(h_value, np.ones((1, 2)) @ w_value @ w_value @ w_value, rtol=1e-5)
