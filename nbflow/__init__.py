@@ -145,6 +145,16 @@ from nbflow.gradients import (
 )
 from nbflow.ops.clip_ops import clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
 from nbflow.ops.numerics import add_check_numerics_ops, check_numerics, verify_tensor_all_finite
+from nbflow.ops.scan_ops import cumprod, cumsum
+from nbflow.ops.gather_nd_ops import gather_nd, scatter_nd
+from nbflow.ops.segment_ops import segment_sum
+from nbflow.ops.sequence_ops import reverse_sequence, sequence_mask
+from nbflow.ops.einsum_ops import einsum, tensordot
+from nbflow.ops.sort_ops import argsort, bincount, histogram_fixed_width, sort, unique
+from nbflow.ops.script_ops import Print, numpy_function, py_func
+from nbflow.ops.script_ops import print_v2 as print  # noqa: A004 - TensorFlow's tf.print
+from nbflow import compat
+from nbflow.compat import disable_eager_execution, disable_v2_behavior, executing_eagerly
 from nbflow import nn, train
 from nbflow import saved_model, summary  # checkpoints, event logs, export
 from nbflow.framework import graph_util
