@@ -156,6 +156,7 @@ from nbflow.ops.script_ops import print_v2 as print  # noqa: A004 - TensorFlow's
 from nbflow import compat
 from nbflow.compat import disable_eager_execution, disable_v2_behavior, executing_eagerly
 from nbflow import nn, train
+from nbflow import layers, losses, metrics  # tf.layers, tf.losses, tf.metrics
 from nbflow import saved_model, summary  # checkpoints, event logs, export
 from nbflow.framework import graph_util
 

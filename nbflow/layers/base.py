@@ -1,0 +1,225 @@
+"""``tf.layers.Layer``: a callable that owns a variable scope and the variables made in it.
+
+The first call opens the layer's variable scope, builds the variables from the input's shape
+(``build``) and computes the outputs (``call``); later calls re-enter the same scope with
+``reuse=True`` and the same name scope, so one layer object shares its variables. Names follow
+TensorFlow 1.x: an unnamed ``Dense`` opens ``variable_scope(None, default_name="dense")``, which
+uniquifies to ``dense``, ``dense_1``...; the functional forms (``tf.layers.dense(x, 10,
+name="fc", reuse=True)``) open ``variable_scope(name, reuse=reuse)`` exactly as named.
+
+    layer = tf.layers.Dense(10)
+    y1, y2 = layer(x1), layer(x2)        # one kernel, dense/kernel:0
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from nbflow.framework import dtypes
+from nbflow.framework import ops as ops_lib
+from nbflow.framework.ops import GraphKeys
+from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops import control_flow_ops, math_ops, variable_scope
+
+Tensor = ops_lib.Tensor
+
+
+def static_bool(pred: Any) -> bool | None:
+    """``pred`` as a Python bool when known while building (a bool or a constant), else None."""
+    if isinstance(pred, bool):
+        return pred
+    known = ops_lib.constant_value(ops_lib.convert_to_tensor(pred))
+    return None if known is None else bool(known)
+
+
+def smart_cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any]) -> Any:
+    """``true_fn()`` or ``false_fn()`` chosen now when ``pred`` is known, else a ``tf.cond``."""
+    known = static_bool(pred)
+    if known is not None:
+        return true_fn() if known else false_fn()
+    return control_flow_ops.cond(pred, true_fn, false_fn)
+
+
+def normalize_tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
+    """An int or an n-sequence of ints as an n-tuple (``kernel_size=3`` -> ``(3, 3)``)."""
+    if isinstance(value, int):
+        return (value,) * n
+    values = tuple(int(v) for v in value)
+    if len(values) != n:
+        raise ValueError(f"The `{name}` argument must be a tuple of {n} integers, got {value}")
+    return values
+
+
+def normalize_padding(padding: str) -> str:
+    """'valid'/'same' in any case, as the ops' 'VALID'/'SAME'."""
+    upper = padding.upper() if isinstance(padding, str) else padding
+    if upper not in ("VALID", "SAME"):
+        raise ValueError(f"The `padding` argument must be 'valid' or 'same', got {padding}")
+    return upper
+
+
+def op_data_format(data_format: str | None) -> str:
+    """'channels_last'/'channels_first' as the ops' 'NHWC'/'NCHW'."""
+    chosen = (data_format or "channels_last").lower()
+    if chosen == "channels_last":
+        return "NHWC"
+    if chosen == "channels_first":
+        return "NCHW"
+    raise ValueError(
+        f"The `data_format` argument must be 'channels_last' or 'channels_first', got {data_format}"
+    )
+
+
+class Layer:
+    """Base class of ``tf.layers``: ``build`` makes the variables, ``call`` the outputs."""
+
+    base_name = "layer"
+
+    def __init__(
+        self,
+        trainable: bool = True,
+        name: str | None = None,
+        dtype: Any = None,
+        activity_regularizer: Callable[[Tensor], Any] | None = None,
+        _scope: str | None = None,
+        _reuse: Any = None,
+    ):
+        self.trainable = trainable
+        self.built = False
+        self.activity_regularizer = activity_regularizer
+        self._name = name
+        self._scope_name = _scope  # functional forms: open exactly this variable scope
+        self._reuse = _reuse
+        self._scope: variable_scope.VariableScope | None = None
+        self._dtype = None if dtype is None else dtypes.as_dtype(dtype).base_dtype
+        self._variables: list[Any] = []
+        self._losses: list[Any] = []
+        self._updates: list[Any] = []
+
+    # --- what the layer owns ------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._name or self.base_name
+
+    @property
+    def dtype(self) -> dtypes.DType | None:
+        return self._dtype
+
+    @property
+    def scope_name(self) -> str:
+        if self._scope is None:
+            raise ValueError(f"No name available for layer scope: {self.name} is not built yet")
+        return self._scope.name
+
+    @property
+    def variables(self) -> list[Any]:
+        return list(self._variables)
+
+    weights = variables
+
+    @property
+    def trainable_variables(self) -> list[Any]:
+        return [v for v in self._variables if v.trainable] if self.trainable else []
+
+    trainable_weights = trainable_variables
+
+    @property
+    def non_trainable_variables(self) -> list[Any]:
+        trainable = set(map(id, self.trainable_variables))
+        return [v for v in self._variables if id(v) not in trainable]
+
+    non_trainable_weights = non_trainable_variables
+
+    @property
+    def losses(self) -> list[Any]:
+        """Regularization losses of this layer's variables and outputs."""
+        return list(self._losses)
+
+    @property
+    def updates(self) -> list[Any]:
+        """Update ops (batch normalization's moving averages), also in UPDATE_OPS."""
+        return list(self._updates)
+
+    # --- what subclasses define ---------------------------------------------------------------
+    def build(self, input_shape: TensorShape) -> None:
+        """Create the variables for inputs of ``input_shape`` (with ``add_weight``)."""
+
+    def call(self, inputs: Tensor, **kwargs: Any) -> Tensor:
+        return inputs
+
+    def add_weight(
+        self,
+        name: str,
+        shape: Any,
+        dtype: Any = None,
+        initializer: Any = None,
+        regularizer: Callable[[Any], Any] | None = None,
+        trainable: bool = True,
+        constraint: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """``get_variable(name, ...)`` in the layer's scope; regularization goes to losses."""
+        collection = ops_lib.get_collection_ref(GraphKeys.REGULARIZATION_LOSSES)
+        before = len(collection)
+        variable = variable_scope.get_variable(
+            name,
+            shape,
+            dtype or self._dtype,
+            initializer=initializer,
+            regularizer=regularizer,
+            trainable=trainable and self.trainable,
+            constraint=constraint,
+        )
+        self._losses.extend(collection[before:])
+        if variable not in self._variables:
+            self._variables.append(variable)
+        return variable
+
+    def add_update(self, update: Any) -> None:
+        self._updates.append(update)
+        ops_lib.add_to_collection(GraphKeys.UPDATE_OPS, update)
+
+    # --- calling ------------------------------------------------------------------------------
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        """Build on the first call, then compute the outputs in the layer's scope."""
+        inputs = ops_lib.convert_to_tensor(inputs)
+        with self._enter_scope():
+            if not self.built:
+                if self._dtype is None:
+                    dtype = inputs.dtype.base_dtype
+                    self._dtype = dtype if dtype.is_floating else dtypes.float32
+                self.build(inputs.shape)
+                self.built = True
+            if inputs.dtype.base_dtype != self._dtype:
+                inputs = math_ops.cast(inputs, self._dtype)
+            outputs = self.call(inputs, *args, **kwargs)
+            if self.activity_regularizer is not None:
+                with ops_lib.name_scope("ActivityRegularizer"):
+                    loss = self.activity_regularizer(outputs)
+                self._losses.append(loss)
+                ops_lib.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+        return outputs
+
+    def apply(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return self(inputs, *args, **kwargs)
+
+    @contextlib.contextmanager
+    def _enter_scope(self) -> Iterator[None]:
+        if self._scope is not None:  # a later call: same variables, same name scope
+            graph = ops_lib.get_default_graph()
+            with variable_scope.variable_scope(self._scope, reuse=True, auxiliary_name_scope=False):
+                with graph.name_scope(self._scope.original_name_scope):
+                    yield
+            return
+        if self._scope_name is not None:
+            opened = variable_scope.variable_scope(self._scope_name, reuse=self._reuse)
+        elif self._reuse:
+            opened = variable_scope.variable_scope(self.name, reuse=self._reuse)
+        else:
+            opened = variable_scope.variable_scope(None, default_name=self.name)
+        with opened as scope:
+            self._scope = scope
+            if self._name is None:
+                self._name = scope.name.rsplit("/", 1)[-1]
+            yield

@@ -1,0 +1,96 @@
+"""``tf.layers.MaxPooling2D`` and ``AveragePooling2D``, and their functional forms.
+
+Pooling layers own no variables; they wrap ``tf.nn.max_pool``/``avg_pool`` with the layers'
+argument conventions (``pool_size``, lower-case padding, ``data_format='channels_last'``).
+
+    h = tf.layers.max_pooling2d(h, pool_size=2, strides=2)  # [N, H/2, W/2, C]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbflow import nn
+from nbflow.framework import ops as ops_lib
+from nbflow.layers.base import Layer, normalize_padding, normalize_tuple, op_data_format
+
+Tensor = ops_lib.Tensor
+
+
+class _Pooling2D(Layer):
+    """A pooling window of ``pool_size`` moved by ``strides`` over H and W."""
+
+    pool = staticmethod(nn.max_pool)
+
+    def __init__(
+        self,
+        pool_size: Any,
+        strides: Any,
+        padding: str = "valid",
+        data_format: str = "channels_last",
+        name: str | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(name=name, **kwargs)
+        self.pool_size = normalize_tuple(pool_size, 2, "pool_size")
+        self.strides = normalize_tuple(strides, 2, "strides")
+        self.padding = normalize_padding(padding)
+        self.data_format = op_data_format(data_format)
+
+    def call(self, inputs: Tensor) -> Tensor:  # type: ignore[override]
+        if inputs.shape.ndims is not None and inputs.shape.ndims != 4:
+            raise ValueError(f"{type(self).__name__} expects inputs of rank 4, got {inputs.shape}")
+        return self.pool(
+            inputs,
+            ksize=list(self.pool_size),
+            strides=list(self.strides),
+            padding=self.padding,
+            data_format=self.data_format,
+        )
+
+
+class MaxPooling2D(_Pooling2D):
+    """The maximum of each window."""
+
+    base_name = "max_pooling2d"
+    pool = staticmethod(nn.max_pool)
+
+
+class AveragePooling2D(_Pooling2D):
+    """The mean of each window (padded positions not counted)."""
+
+    base_name = "average_pooling2d"
+    pool = staticmethod(nn.avg_pool)
+
+
+def max_pooling2d(
+    inputs: Any,
+    pool_size: Any,
+    strides: Any,
+    padding: str = "valid",
+    data_format: str = "channels_last",
+    name: str | None = None,
+) -> Tensor:
+    """Max pooling over 2-D windows.
+
+    >>> import nbflow as tf
+    >>> tf.layers.max_pooling2d(tf.zeros([1, 4, 4, 3]), 2, 2).shape.as_list()
+    [1, 2, 2, 3]
+    """
+    return MaxPooling2D(pool_size, strides, padding, data_format, name=name)(inputs)
+
+
+def average_pooling2d(
+    inputs: Any,
+    pool_size: Any,
+    strides: Any,
+    padding: str = "valid",
+    data_format: str = "channels_last",
+    name: str | None = None,
+) -> Tensor:
+    """Average pooling over 2-D windows."""
+    return AveragePooling2D(pool_size, strides, padding, data_format, name=name)(inputs)
+
+
+MaxPool2D = MaxPooling2D
+AveragePool2D = AveragePooling2D
