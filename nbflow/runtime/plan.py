@@ -68,6 +68,7 @@ def prune(
 ) -> list[Operation]:
     """The ops needed to compute ``fetches`` and run ``targets`` given the fed tensors."""
     fed = set(feeds)
+    fed_ops = {t.op for t in fed}  # a control edge from a fed op is met by the feed, as in TF
     needed: set[Operation] = set()
     stack = [t.op for t in fetches if t not in fed] + list(targets)
     while stack:
@@ -79,7 +80,7 @@ def prune(
             if t not in fed and t.op not in needed:
                 stack.append(t.op)
         for c in op._control_inputs:
-            if c not in needed:
+            if c not in needed and c not in fed_ops:
                 stack.append(c)
     return topological_order(needed, fed)
 

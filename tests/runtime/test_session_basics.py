@@ -37,3 +37,16 @@ def test_closed_session_raises_runtime_error():
     sess.close()
     with pytest.raises(RuntimeError, match="closed Session"):
         sess.run(tf.constant(1.0))
+
+
+def test_control_dependency_on_a_fed_placeholder_is_met_by_the_feed():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [])
+        with tf.control_dependencies([x]):
+            y = tf.constant(2.0) * 3.0
+        with tf.control_dependencies([x.op]):
+            z = tf.identity(y)
+        with tf.Session() as sess:
+            assert sess.run([y, z], {x: 1.0}) == [6.0, 6.0]
+            with pytest.raises(tf.errors.InvalidArgumentError, match="must feed a value"):
+                sess.run(z)
