@@ -189,7 +189,23 @@ class Enter(_ControlFlowOp):
         return data
 
     def gradient(self, op: Operation, grad: Any) -> list:
+        loop = current_context()
+        loop = loop.while_context() if loop is not None else None
+        if op.get_attr("is_constant") and loop is not None and _in_frame(loop, op):
+            # gradients() called inside the loop's body: the gradient of this iteration
+            return [grad]
         raise LookupError(f"Enter '{op.name}' is differentiated with its whole while loop")
+
+
+def _in_frame(loop: WhileContext, enter: Operation) -> bool:
+    """Whether ``loop`` is the frame ``enter`` enters, or a loop nested in it."""
+    frame = enter.get_attr("frame_name")
+    ctx: Any = loop
+    while ctx is not None:
+        if isinstance(ctx, WhileContext) and ctx.name == frame:
+            return True
+        ctx = ctx.outer
+    return False
 
 
 class RefEnter(Enter):

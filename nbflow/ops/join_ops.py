@@ -269,6 +269,20 @@ class Pack(OpDef):
     def compute(self, ctx: KernelContext, values: Any, axis: int) -> Any:
         return ctx.xp.stack(values, axis)
 
+    def bind(self, op: Any, device_type: str = "CPU"):
+        dtype = op.outputs[0].dtype.base_dtype
+        scalars = all(t.shape.ndims == 0 for t in op.inputs)
+        if device_type != "CPU" or not scalars or not dtype.is_numeric:
+            return super().bind(op, device_type)
+        # Scalars into a vector (``x[i]`` inside a loop packs ``[i]`` and ``[i + 1]`` every
+        # iteration): one array constructor instead of np.stack's ~5 us of Python.
+        np_dtype = dtype.np
+
+        def pack_scalars(ctx: KernelContext, *values: Any) -> Any:
+            return np.array(values, np_dtype)
+
+        return pack_scalars
+
     def gradient(self, op: Any, grad: Any) -> list[Any]:
         return unstack(grad, num=op.get_attr("N"), axis=op.get_attr("axis"))
 

@@ -232,9 +232,22 @@ class StridedSlice(OpDef):
 
     def bind(self, op: Any, device_type: str = "CPU"):
         known = [ops_lib.constant_value(t) for t in op.inputs[1:]]
+        masks = tuple(op.get_attr(m) for m in _MASKS)
         if any(k is None for k in known):
-            return super().bind(op, device_type)
-        index = _strided_index(*known, tuple(op.get_attr(m) for m in _MASKS))
+            n = op.inputs[1].shape.num_elements()
+            if n and not masks[2] and not masks[3] and masks[4] == (1 << n) - 1:
+                # every dimension indexed by a scalar (``x[i]`` with a tensor ``i``)
+
+                def strided_slice_at(ctx: KernelContext, input: Any, begin: Any, *_: Any):
+                    return input[tuple(begin.tolist())]
+
+                return strided_slice_at
+
+            def strided_slice(ctx: KernelContext, input: Any, begin: Any, end: Any, strides: Any):
+                return input[_strided_index(begin, end, strides, masks)]
+
+            return strided_slice
+        index = _strided_index(*known, masks)
 
         def strided_slice_const(ctx: KernelContext, input: Any, begin: Any, end: Any, strides: Any):
             return input[index]

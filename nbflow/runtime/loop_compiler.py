@@ -20,11 +20,18 @@ be generated once as straight-line Python, as ``InlineExecutor`` does for plain 
         ...
 
 Dead values keep their dataflow meaning: a node whose input may statically be DEAD (it sits
-below a cond's Switch and above its Merge) is guarded, ``if x is DEAD: y = DEAD else: y = k(..)``,
-so only the taken branch's kernels run. A loop whose entry may be dead (a loop inside a branch)
-is guarded as a whole. Iterations run one after another here; the dataflow executor is the one
-that overlaps them (``parallel_iterations``), and it runs any plan this module declines
-(``compile_plan`` returns None): async kernels, or loops not shaped as ``while_loop`` builds them.
+below a cond's Switch and above its Merge, or reads an op declaring ``produces_dead``, such as a
+gradient's stack pop) is guarded, ``if x is DEAD: y = DEAD else: y = k(..)``, so only the taken
+branch's kernels run. A loop whose entry may be dead (a loop inside a branch) is guarded as a
+whole.
+
+Constants without inputs are computed once, before their loop. A 0-d numeric one read only by
+stateless kernels is held as a NumPy scalar: loop-counter arithmetic (``i + 1``, ``i < n``) on
+scalars costs ~30 ns instead of ~1 us of ufunc dispatch on 0-d arrays.
+
+Iterations run one after another here; the dataflow executor is the one that overlaps them
+(``parallel_iterations``), and it runs any plan this module declines (``compile_plan`` returns
+None): async kernels, or loops not shaped as ``while_loop`` builds them.
 """
 
 from __future__ import annotations
@@ -74,6 +81,11 @@ class _Compiler:
         self.alias: dict[str, str] = {}  # variable -> the variable it is a copy of
         self.maydead: set[int] = set()  # nodes whose outputs may be DEAD
         self.lines: list[str] = []
+        self.readers: list[list[int]] = [[] for _ in nodes]
+        for node in nodes:
+            for src in node.sources:
+                if src[0] == "node":
+                    self.readers[src[1]].append(node.index)
         self.loops: dict[str, dict[str, Any]] = {}
         for frame in layout.parent:
             self.loops[frame] = self._loop_shape(frame)
@@ -204,7 +216,8 @@ class _Compiler:
 
     # --- emitting -------------------------------------------------------------------------------
     def source(self) -> str:
-        lines = ["def step(ctx, feeds, deadline):", "    n = -1", "    try:"]
+        lines = ["from numpy import ndarray as _ndarray", ""]
+        lines += ["def step(ctx, feeds, deadline):", "    n = -1", "    try:"]
         body: list[str] = []
         if self.plan.feeds:
             body.append(f"{', '.join(f'f{i}' for i in range(len(self.plan.feeds)))}, = feeds")
@@ -271,12 +284,13 @@ class _Compiler:
             if all(self._src_dead(s) for s in node.sources):
                 self.maydead.add(i)
             tests = []
-        elif kind == "switch" or tests:
+        elif kind == "switch" or tests or getattr(node.op.op_def, "produces_dead", False):
             self.maydead.add(i)
         passes_input = kind in ("enter", "exit", "next_iteration", "loop_cond") or (
             node.op.type in _PASS_THROUGH and not node.deref[0]
         )
-        if passes_input and not tests:
+        if passes_input and not any(c in self.maydead for c in node.control_sources):
+            # a DEAD input passes through as DEAD: an alias needs no test
             self.alias[outputs[0]] = args[0]
             return
         call = f"k{i}(ctx{''.join(', ' + a for a in args)})"
@@ -334,6 +348,9 @@ class _Compiler:
         for u in order:
             if self._hoistable(u):  # a constant: computed once, before the loop
                 self._emit_unit(u, body)
+                if self._as_scalar(u):
+                    v = f"v{u}_0"
+                    body.append(f"if {v}.__class__ is _ndarray and {v}.ndim == 0: {v} = {v}[()]")
             elif u not in in_body:
                 self._emit_unit(u, loop)
         loop.append(f"if not {self._ref(('node', shape['loop_cond'], 0))}:")
@@ -346,6 +363,10 @@ class _Compiler:
         for u in order:
             if u in in_body and not self._hoistable(u):
                 self._emit_unit(u, loop)
+        for x in exits:  # a DEAD carried into the next iteration may leave through an Exit
+            merge = switches[nodes[x].sources[0][1]][1]
+            if self._src_dead(merges[merge][1]):
+                self.maydead.add(x)
         if merges:  # all Merges take their NextIteration values at once
             targets = [f"v{m}_0" for m in merges]
             values = [self._ref(next_src) for _, next_src in merges.values()]
@@ -369,6 +390,24 @@ class _Compiler:
             and not self.kind[u]
             and not any(c in self.maydead for c in node.control_sources)
         )
+
+    def _as_scalar(self, u: int) -> bool:
+        """Whether a hoisted 0-d constant may be held as a NumPy scalar: scalar arithmetic on
+        loop counters (``i + 1``, ``i < n``) is then ~30x cheaper than on 0-d arrays. Only for
+        numbers read by stateless kernels that do not hand their input on (nothing can
+        store the scalar where an array is expected, e.g. in a variable)."""
+        nodes = self.plan.nodes
+        node = nodes[u]
+        dtype = node.op.outputs[0].dtype.base_dtype if node.num_outputs == 1 else None
+        if dtype is None or not (dtype.is_integer or dtype.is_floating or dtype.is_bool):
+            return False
+        for r in self.readers[u]:
+            opdef = nodes[r].op.op_def
+            if opdef.stateful or self.kind[r] or getattr(opdef, "forwards_input", False):
+                return False
+            if nodes[r].op.type in _PASS_THROUGH or nodes[r].is_async:
+                return False
+        return bool(self.readers[u])
 
     def _emit_unit(self, u: Any, out: list[str]) -> None:
         if isinstance(u, tuple):
