@@ -485,10 +485,14 @@ def cond(
             _contexts[out.op] = outer
             _merge_preds[out.op] = pred
             merged.append(out)
+        leaves = _flatten(true_result)
+        merged = [_rewrap(v, out) for v, out in zip(leaves, merged)]  # TensorArrays come back
         return _pack_as(true_result, merged, unwrap_single=not strict)
 
 
 def _branch_value(value: Any) -> Tensor:
+    if getattr(value, "_loop_flow", None) is not None:  # a TensorArray travels as its flow
+        return value._loop_flow
     if isinstance(value, Operation):
         # An op as a branch result: a scalar live exactly when the op ran.
         from nbflow.ops.array_ops import constant

@@ -244,3 +244,15 @@ def test_dynamic_size_array_filled_by_a_loop_of_unknown_length():
         with tf.Session() as sess:
             np.testing.assert_array_equal(sess.run(stacked, {limit: 5}), [0, 1, 4, 9, 16])
             np.testing.assert_array_equal(sess.run(stacked, {limit: 2}), [0, 1])
+
+
+def test_cond_returns_tensor_arrays():
+    with tf.Graph().as_default():
+        pick = tf.placeholder(tf.bool, [])
+        ta = tf.TensorArray(tf.float32, size=2).write(0, 1.0)
+        ta = tf.cond(pick, lambda: ta.write(1, 10.0), lambda: ta.write(1, 20.0))
+        assert isinstance(ta, tf.TensorArray)
+        stacked = ta.stack()
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(stacked, {pick: True}), [1, 10])
+            np.testing.assert_array_equal(sess.run(stacked, {pick: False}), [1, 20])
