@@ -3,9 +3,10 @@
 Null steps (K ps tasks, N worker loops, each loop its own session on its own worker task,
 all running at once): every step each worker reads the model from the ps tasks (Recv) and
 sends a scalar update back. Models: a scalar per ps; dense 100 MB split over the ps tasks
-(fetch all parameters); sparse — a gather of 32 random rows of a 100 MB or 1 GB embedding,
-colocated with its shards. Median, 10th and 90th percentile step time in ms. The floor for
-the dense step is 2 x 100 MB over a raw loopback TCP socket. TensorFlow runs the scalar and
+(fetch all parameters); sparse — a gather of 32 random rows of a 100 MB or 1 GB embedding
+(the 1 GB one unless --quick or under 8 GiB of memory available), colocated with its shards.
+Median, 10th and 90th percentile step time in ms. The floor for the dense step is 2 x 100 MB
+over a raw loopback TCP socket. TensorFlow runs the scalar and
 sparse null steps with its own servers (``tf.distribute.Server`` on localhost ports).
 
 Synchronous data parallelism (Figure 1's MLP, batch 64 per worker): N worker loops compute
@@ -15,6 +16,8 @@ m = N, with m = N-1 (one backup worker) and a deliberately slowed straggler.
 
 from __future__ import annotations
 
+import os
+import queue
 import socket
 import statistics
 import threading
@@ -146,6 +149,24 @@ def _loopback_floor(nbytes: int = 100 * MB, rounds: int = 5) -> float:
     return statistics.median(times) * 1e3
 
 
+def _embeddings(quick: bool) -> list[int]:
+    """Embedding sizes of the sparse rows: 100 MB, and 1 GB unless quick or short of memory
+    (the ps tasks hold it once, plus its initial value while initializing)."""
+    sizes = [100 * MB]
+    if not quick and _available_bytes() > 8 * 1024 * MB:
+        sizes.append(1024 * MB)
+    return sizes
+
+
+def _available_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f)
+        return int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
 def _figure7(
     tf, framework: str, target_of, quick: bool, models, ks, ns, reset=lambda: None
 ) -> list[Result]:
@@ -183,9 +204,7 @@ def run_nbflow(quick: bool = False) -> list[Result]:
     with Cluster.local(
         n_workers=4, threads_per_worker=1, memory_limit="4GiB", spec={"ps": 2, "worker": 4}
     ) as cluster:
-        models = [("scalar", 0), ("dense", 0), ("sparse", 100 * MB)]
-        if not quick:
-            models.append(("sparse", 1024 * MB))
+        models = [("scalar", 0), ("dense", 0)] + [("sparse", e) for e in _embeddings(quick)]
         out += _figure7(
             tf, "nbflow", lambda w: cluster.target, quick, models, (1, 2), ns, cluster.reset
         )
@@ -209,9 +228,11 @@ def run_nbflow(quick: bool = False) -> list[Result]:
 def _sync_training(tf, cluster, quick: bool) -> list[Result]:
     """Figure 1's MLP, synchronous data parallel: examples/s with and without a backup.
 
-    Each step, every replica computes its gradients in its own step on its own worker task;
-    the aggregator takes the first m to arrive, averages them and applies them on the ps task
-    (a step of its own). Late gradients of a step are dropped (stale).
+    Each replica is a long-lived loop (its own thread, its own step on its own worker task)
+    that computes the gradients of the current model when the aggregator asks; the aggregator
+    takes the first m to arrive, averages them and applies them on the ps task (a step of its
+    own). Late gradients of a step are dropped (stale); a replica behind skips to the newest
+    request, as a SyncReplicasOptimizer worker takes the newest token.
     """
     out = []
     steps = 8 if quick else 30
@@ -244,39 +265,45 @@ def _sync_training(tf, cluster, quick: bool) -> list[Result]:
             rng = np.random.default_rng(0)
             xs = rng.normal(size=(64, 784)).astype(np.float32)
             ys = rng.integers(0, 10, 64).astype(np.int32)
-            all_threads = []
             with tf.Session(cluster.target, graph=graph) as sess:
                 sess.run(init)
+                requests: list[queue.SimpleQueue] = [queue.SimpleQueue() for _ in range(n)]
+                arrivals: queue.SimpleQueue = queue.SimpleQueue()
+
+                def replica(r: int) -> None:
+                    x, y, grads = towers[r]
+                    while True:
+                        step = requests[r].get()
+                        while step is not None and not requests[r].empty():
+                            step = requests[r].get()  # behind: only the newest step counts
+                        if step is None:
+                            return
+                        value = sess.run(grads, {x: xs, y: ys})
+                        if straggler and r == n - 1:
+                            time.sleep(0.1)  # the deliberately slowed straggler
+                        arrivals.put((step, value))
+
+                threads = [threading.Thread(target=replica, args=(r,)) for r in range(n)]
+                for t in threads:
+                    t.start()
                 start = 0.0
                 for i in range(steps + 2):
                     if i == 2:
                         start = time.perf_counter()
-                    arrived: list = []
-                    enough = threading.Event()
-                    lock = threading.Lock()
-
-                    def replica(r, arrived=arrived, enough=enough, lock=lock) -> None:
-                        x, y, grads = towers[r]
-                        value = sess.run(grads, {x: xs, y: ys})
-                        if straggler and r == n - 1:
-                            time.sleep(0.1)  # the deliberately slowed straggler
-                        with lock:
-                            arrived.append(value)
-                            if len(arrived) == m:
-                                enough.set()
-
-                    threads = [threading.Thread(target=replica, args=(r,)) for r in range(n)]
-                    for t in threads:
-                        t.start()
-                    all_threads += threads
-                    enough.wait()
-                    with lock:
-                        first = arrived[:m]  # the rest are stale: dropped
+                    for q in requests:
+                        q.put(i)
+                    first: list = []
+                    while len(first) < m:
+                        step, value = arrivals.get()
+                        if step == i:  # gradients of an earlier step are stale: dropped
+                            first.append(value)
                     g1 = sum(g[0] for g in first) / m
                     g2 = sum(g[1] for g in first) / m
                     sess.run(apply, {a1: g1, a2: g2})
                 elapsed = time.perf_counter() - start
-                for t in all_threads:
+                for q in requests:
+                    q.put(None)
+                for t in threads:
                     t.join()
             label = f"Fig1 MLP sync, {n} workers"
             label += ", slowed straggler" if straggler else ""
@@ -316,7 +343,7 @@ def run_tensorflow(quick: bool = False) -> list[Result]:
     targets = [server.target] + [f"grpc://{a}" for a in spec["worker"][1:]]
     try:
         ns = (1, 2) if quick else (1, 2, 4)
-        models = [("scalar", 0), ("sparse", 100 * MB)]
+        models = [("scalar", 0)] + [("sparse", e) for e in _embeddings(quick)]
         out += _figure7(tf, "tensorflow", lambda w: targets[w], quick, models, (1, 2), ns)
     finally:
         for p in procs:
@@ -331,3 +358,114 @@ def _tf_server(spec, job, index) -> None:
         tf2.compat.v1.train.ClusterSpec(spec), job_name=job, task_index=index
     )
     server.join()
+
+
+# --- nbflow and TensorFlow interleaved ------------------------------------------------------------
+def _tf_null_step_driver() -> None:
+    """Child (``.benchvenv``): TF servers for 1 ps and 1 worker; per stdin line ``MODEL N`` it
+    runs N null steps and prints their times (JSON)."""
+    import json
+    import multiprocessing as mp
+    import sys
+
+    import tensorflow as tf2
+
+    tf = tensorflow_v1()
+    ports = []
+    for _ in range(2):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        ports.append(s.getsockname()[1])
+        s.close()
+    spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
+    ps = mp.get_context("spawn").Process(target=_tf_server, args=(spec, "ps", 0), daemon=True)
+    ps.start()
+    server = tf2.distribute.Server(tf.train.ClusterSpec(spec), job_name="worker", task_index=0)
+    steps: dict = {}
+    rng = np.random.default_rng(0)
+    try:
+        for line in sys.stdin:
+            model, n = line.split()
+            if model not in steps:
+                emb = 100 * MB if model == "sparse" else 0
+                ((graph, init, step, ids, rows),) = _null_step_graphs(tf, model, 1, 1, emb)
+                sess = tf.Session(server.target, graph=graph)
+                sess.run(init)
+                steps[model] = (sess, step, ids, rows)
+            sess, step, ids, rows = steps[model]
+            times = []
+            for _ in range(int(n)):
+                feed = {ids: rng.integers(0, rows, 32).astype(np.int32)} if rows else None
+                start = time.perf_counter()
+                sess.run(step, feed)
+                times.append(time.perf_counter() - start)
+            print(json.dumps(times), flush=True)
+    finally:
+        ps.kill()
+
+
+def interleaved(cycles: int = 10, block: int = 40) -> None:
+    """nbflow's and TensorFlow's 1 ps x 1 worker null steps in alternating blocks, so a busy
+    machine's load falls on both alike (``python -m bench.distributed --interleaved``)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    import nbflow as tf
+    from nbflow.distributed import Cluster
+
+    root = Path(__file__).resolve().parent.parent
+    child = subprocess.Popen(
+        [str(root / ".benchvenv/bin/python"), "-m", "bench.distributed", "--tf-driver"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root), "TF_CPP_MIN_LOG_LEVEL": "3"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdin is not None and child.stdout is not None
+
+    def tf_block(model: str, n: int) -> list[float]:
+        child.stdin.write(f"{model} {n}\n")
+        child.stdin.flush()
+        return json.loads(child.stdout.readline())
+
+    rng = np.random.default_rng(0)
+    try:
+        with Cluster.local(n_workers=2, memory_limit="2GiB", spec={"ps": 1, "worker": 1}) as c:
+            for model in ("scalar", "sparse"):
+                emb = 100 * MB if model == "sparse" else 0
+                ((graph, init, step, ids, rows),) = _null_step_graphs(tf, model, 1, 1, emb)
+                times: dict[str, list[float]] = {"nbflow": [], "tensorflow": []}
+                with tf.Session(c.target, graph=graph) as sess:
+                    sess.run(init)
+                    tf_block(model, 5)
+                    for _ in range(cycles):
+                        for _ in range(5 + block):
+                            feed = (
+                                {ids: rng.integers(0, rows, 32).astype(np.int32)} if rows else None
+                            )
+                            start = time.perf_counter()
+                            sess.run(step, feed)
+                            times["nbflow"].append(time.perf_counter() - start)
+                        del times["nbflow"][-(5 + block) : -block]  # warm-up of the block
+                        times["tensorflow"] += tf_block(model, block)
+                c.reset()
+                nb, ref = (statistics.median(times[f]) * 1e3 for f in ("nbflow", "tensorflow"))
+                print(f"{model:6} nbflow {nb:.3f} ms, TensorFlow {ref:.3f} ms: {ref / nb:.2f}x")
+    finally:
+        child.stdin.close()  # the driver stops its ps server and exits
+        try:
+            child.wait(30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+    print("load average", os.getloadavg())
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--tf-driver" in sys.argv:
+        _tf_null_step_driver()
+    elif "--interleaved" in sys.argv:
+        interleaved()

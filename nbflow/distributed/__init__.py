@@ -6,7 +6,9 @@
 
 ``cluster`` places tasks on Dask workers and watches their health; ``plugin`` installs the
 message handlers in every worker; ``task`` is a task's state and its remote rendezvous;
-``master`` compiles a step signature into per-task subgraphs; ``session`` runs steps.
+``loop_step`` runs a task's small step on its worker's message loop; ``master`` compiles a step
+signature into per-task subgraphs; ``session`` runs steps over ``channel``'s connections;
+``wire`` packs tensors into messages.
 """
 
 from nbflow.distributed.cluster import Cluster, TaskInfo, cluster_for_target, default_cluster

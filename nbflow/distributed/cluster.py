@@ -34,6 +34,7 @@ from distributed import Client
 
 from nbflow import errors
 from nbflow.devices.device import Device
+from nbflow.distributed.channel import Channels
 from nbflow.distributed.plugin import PLUGIN_NAME, NbflowPlugin
 from nbflow.train.server_lib import ClusterSpec
 
@@ -77,6 +78,7 @@ class Cluster:
         health_interval: float | None = 2.0,
     ):
         self.client = client
+        self.channels = Channels(client.connection_args)  # steps' own connections to tasks
         self.dask_cluster = dask_cluster
         self.gateway = gateway
         self._owns = owns
@@ -446,6 +448,7 @@ class Cluster:
         with _clusters_lock:
             if _clusters.get(self.target) is self:
                 del _clusters[self.target]
+        self.channels.close()
         if not self._owns:
             return
         if self.gateway is not None:

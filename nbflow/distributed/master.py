@@ -3,6 +3,9 @@
 ``compile_step`` takes a step signature to one registration per participating task:
 
 1. copy the pruned step graph and optimize it (``graph_optimizer``), as the local session does;
+   a target that is only a ``NoOp`` grouping others (``tf.group``) is replaced by what it
+   groups: running it means running them, and a group placed on one task would otherwise
+   cost every other task a control Send to it, one more message on the step's critical path;
 2. place it on the devices of every task in the cluster (``placement.place``); the session's
    own task comes first, so ops no ``tf.device`` scope pins stay there, as in TensorFlow;
 3. partition it (``partition.partition_step``): every cross-device edge becomes a Send/Recv
@@ -29,6 +32,9 @@ from nbflow.framework.ops import Operation, Tensor
 from nbflow.runtime import graph_optimizer, partition, placement
 from nbflow.runtime.config import ConfigProto
 from nbflow.distributed.task import task_of
+
+
+ungroup_targets = True  # step 1's NoOp rewrite; ``bench/dask_transport.py`` measures it off
 
 
 @dataclass
@@ -68,6 +74,20 @@ def _node_def(op: Operation, renamed: dict[Tensor, str]) -> dict[str, Any]:
     }
 
 
+def _ungroup_targets(targets: list[Operation]) -> list[Operation]:
+    """Targets with each pure grouping ``NoOp`` (no data inputs) replaced by its control
+    inputs, recursively; order kept, duplicates dropped."""
+    out: dict[Operation, None] = {}
+    stack = list(reversed(targets))
+    while stack:
+        op = stack.pop()
+        if op.type == "NoOp" and not op._inputs:
+            stack.extend(reversed(op._control_inputs))
+        else:
+            out[op] = None
+    return list(out)
+
+
 def compile_step(
     fetches: list[Tensor],
     targets: list[Operation],
@@ -80,6 +100,10 @@ def compile_step(
     """Prune, optimize, place and partition a step signature (see the module docstring)."""
     step = graph_optimizer.copy_step_graph(fetches, targets, feeds)
     graph_optimizer.optimize(step, config.graph_options.optimizer_options)
+    grouped = _ungroup_targets(step.targets) if ungroup_targets else step.targets
+    if grouped != step.targets:
+        step.targets = grouped
+        step.reprune()
     placed = placement.place(
         step.ops, devices, cost_model, config.allow_soft_placement, config.log_device_placement
     )

@@ -13,13 +13,20 @@ in flight, and answers these rpc handlers on the worker's own server:
     nbflow_ping         which tasks live here (health checks)
     nbflow_reset        drop resource containers (``Session.reset``)
 
-Messages to other tasks go through ``worker.rpc`` (the worker's connection pool and its TLS
-settings); nothing passes through the client or the scheduler.
+A step costs each task one ``nbflow_run`` message and its reply, and each cross-task edge one
+``nbflow_tensor`` message, one way: a Send writes it (``"reply": False``) on a connection the
+worker keeps open to that peer (``distributed.comm.connect`` with the worker's own connection
+arguments, so its TLS settings), and the peer's Recv picks it up; nothing answers it. Only a
+large variable buffer sent without a copy goes request/response (``worker.rpc``): the step
+must not end, and a later step update the variable, before the peer has it. A small step whose
+async kernels are all Recvs runs on the message loop itself (``loop_step.LoopStep``), others on
+a driver thread. Nothing passes through the client or the scheduler.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import threading
 from collections import OrderedDict
@@ -27,13 +34,17 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
+import numpy as np
 from distributed import WorkerPlugin
+from distributed.comm import connect
 from distributed.protocol.serialize import to_serialize
 
 from nbflow import errors
-from nbflow.distributed.task import TaskRendezvous, TaskServer
+from nbflow.distributed.task import Registered, StepReport, TaskRendezvous, TaskServer
+from nbflow.distributed.wire import SMALL_BYTES, decode, encode
 
 PLUGIN_NAME = "nbflow"
+LOOP_BUDGET_S = 2e-3  # a step computing longer than this goes back to a driver thread
 
 
 def error_reply(exc: BaseException, task: str) -> dict[str, Any]:
@@ -50,6 +61,10 @@ def error_reply(exc: BaseException, task: str) -> dict[str, Any]:
 class TaskHost:
     """The nbflow tasks of one Dask worker process (see the module docstring)."""
 
+    # How steps run; ``bench/dask_transport.py`` turns these off to measure what they save.
+    steps_on_loop = True  # small Recv-only steps as ``LoopStep``s on the message loop
+    one_way_sends = True  # tensors on kept-open connections, unanswered
+
     def __init__(self, worker: Any):
         self.worker = worker
         self.tasks: dict[str, TaskServer] = {}
@@ -59,16 +74,21 @@ class TaskHost:
         self._finished: OrderedDict[tuple[str, int], None] = OrderedDict()
         self._lock = threading.Lock()
         self._drivers = ThreadPoolExecutor(64, thread_name_prefix="nbflow-task")
+        self._peers: dict[str, asyncio.Future] = {}  # address -> its kept-open comm
+        self._pushes: set[asyncio.Task] = set()  # writes under way (kept from the collector)
 
     def handlers(self) -> dict[str, Any]:
         return {
-            "nbflow_create_task": self.create_task,
-            "nbflow_register": self.register,
-            "nbflow_run": self.run,
-            "nbflow_tensor": self.tensor,
-            "nbflow_abort": self.abort,
-            "nbflow_ping": self.ping,
-            "nbflow_reset": self.reset,
+            name: _with_signature(method)
+            for name, method in {
+                "nbflow_create_task": self.create_task,
+                "nbflow_register": self.register,
+                "nbflow_run": self.run,
+                "nbflow_tensor": self.tensor,
+                "nbflow_abort": self.abort,
+                "nbflow_ping": self.ping,
+                "nbflow_reset": self.reset,
+            }.items()
         }
 
     def _bind_loop(self) -> None:
@@ -99,8 +119,8 @@ class TaskHost:
     def _push(
         self, routes: dict[str, str], dst_task: str, step_id: int, key: str, value: Any, on_error
     ) -> Any:
-        """Deliver a Send's tensor to ``dst_task``: in this process directly, else by rpc
-        (returns the future of that message)."""
+        """Deliver a Send's tensor to ``dst_task``: in this process directly, else by a message
+        (returns the future of a write the step must wait for, or None)."""
         if dst_task in self.tasks:
             found = self.rendezvous_for(dst_task, step_id)
             if found is not None:
@@ -112,12 +132,27 @@ class TaskHost:
                 errors.InternalError(None, None, f"No route to task {dst_task} for Send {key}")
             )
             return None
+        big = isinstance(value, np.ndarray) and value.nbytes > SMALL_BYTES
+        shared = big and not value.flags.writeable  # a variable's buffer (``copy_names``)
+        one_way = self.one_way_sends and not shared
+        if one_way:  # built now: a small value is copied before the step goes on
+            message = {
+                "op": "nbflow_tensor",
+                "reply": False,
+                "task": dst_task,
+                "step_id": step_id,
+                "key": key,
+                "value": encode(value),
+            }
 
         async def push() -> None:
             try:
-                await self.worker.rpc(address).nbflow_tensor(
-                    task=dst_task, step_id=step_id, key=key, value=to_serialize(value)
-                )
+                if one_way:
+                    await self._send(address, message)
+                else:
+                    await self.worker.rpc(address).nbflow_tensor(
+                        task=dst_task, step_id=step_id, key=key, value=to_serialize(value)
+                    )
             except Exception as exc:  # noqa: BLE001 - the step fails, naming the task
                 on_error(
                     errors.UnavailableError(
@@ -130,8 +165,32 @@ class TaskHost:
 
         assert self.loop is not None
         if threading.get_ident() == self._loop_thread:
-            return self.loop.create_task(push())
-        return asyncio.run_coroutine_threadsafe(push(), self.loop)
+            task = self.loop.create_task(push())
+            self._pushes.add(task)
+            task.add_done_callback(self._pushes.discard)
+            return task if shared else None
+        future = asyncio.run_coroutine_threadsafe(push(), self.loop)
+        return future if shared else None
+
+    async def _send(self, address: str, message: dict) -> None:
+        """Write ``message`` on the kept-open connection to ``address``; nothing answers."""
+        found = self._peers.get(address)
+        if found is None:
+            found = self._peers[address] = asyncio.ensure_future(
+                connect(address, **self.worker.connection_args)
+            )
+        try:
+            comm = await found
+            if comm.closed():
+                raise OSError(f"connection to {address} closed")
+            comm.allow_offload = False  # no sizeof walk per message; NumPy pickles zero-copy
+            await comm.write(message)
+        except BaseException:
+            if self._peers.get(address) is found:
+                del self._peers[address]
+            if found.done() and not found.cancelled() and found.exception() is None:
+                found.result().abort()
+            raise
 
     # --- handlers ------------------------------------------------------------------------------
     async def create_task(
@@ -166,6 +225,8 @@ class TaskHost:
         timeout: float | None = None,
     ) -> dict:
         self._bind_loop()
+        if comm is not None:  # the reply is small or zero-copy NumPy: no sizeof, no thread
+            comm.allow_offload = False
         server = self.tasks.get(task)
         if server is None:
             return error_reply(_lost(task, self.worker.address), task)
@@ -179,10 +240,12 @@ class TaskHost:
                 errors.AbortedError(None, None, f"Step {step_id} was aborted on task {task}"), task
             )
         rendezvous.push = partial(self._push, registered.routes)
-        values = {int(i): v for i, v in feeds or ()}
+        values = {int(i): decode(v) for i, v in feeds or ()}
         try:
             if registered.inline:
                 report = server.run_step(registered, rendezvous, values, timeout)
+            elif registered.on_loop and self.steps_on_loop:
+                report = await self._run_on_loop(server, registered, rendezvous, values, timeout)
             else:
                 report = await asyncio.get_running_loop().run_in_executor(
                     self._drivers, server.run_step, registered, rendezvous, values, timeout
@@ -204,17 +267,56 @@ class TaskHost:
             self._finish(task, step_id)
         return {
             "status": "ok",
-            "values": [[i, to_serialize(v)] for i, v in report.values.items()],
+            "values": [[i, encode(v)] for i, v in report.values.items()],
             "run_s": report.run_s,
             "recv_wait_s": report.recv_wait_s,
         }
+
+    async def _run_on_loop(
+        self,
+        server: TaskServer,
+        registered: Registered,
+        rendezvous: TaskRendezvous,
+        values: dict[int, Any],
+        timeout: float | None,
+    ) -> StepReport:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+
+        def done(report: StepReport | None, error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(report)
+
+        timer = None
+        if timeout:
+            deadline = errors.DeadlineExceededError(
+                None, None, f"Timed out after {timeout:.3f} s waiting for the step"
+            )
+            timer = loop.call_later(timeout, rendezvous.abort, deadline)
+        server.start_step(registered, rendezvous, values, done)
+        try:
+            report = await future
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if report.run_s - report.recv_wait_s > LOOP_BUDGET_S and registered.runs > 1:
+            registered.slow_runs += 1  # the first run warms caches: not counted
+            if registered.slow_runs >= 3:  # too long to hold the message loop: a driver thread
+                registered.on_loop = False
+        else:
+            registered.slow_runs = 0
+        return report
 
     async def tensor(
         self, comm: Any = None, task: str = "", step_id: int = 0, key: str = "", value: Any = None
     ) -> None:
         found = self.rendezvous_for(task, step_id)
         if found is not None:
-            found.deliver(key, value, key.split(";", 1)[0])
+            found.deliver(key, decode(value), key.split(";", 1)[0])
 
     async def abort(
         self, comm: Any = None, task: str = "", step_id: int = 0, message: str = ""
@@ -238,6 +340,20 @@ class TaskHost:
         if server is not None:
             for device in server.devices:
                 device.resources.reset(containers)
+
+
+def _with_signature(method: Any) -> Any:
+    """``method`` as a plain function carrying its signature: Dask inspects a handler's
+    signature on every message (does it take ``comm``?), which costs a bound method about
+    20 µs a message and a function with ``__signature__`` set about 1."""
+
+    async def handler(*args: Any, **kwargs: Any) -> Any:
+        return await method(*args, **kwargs)
+
+    handler.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
+    handler.__name__ = handler.__qualname__ = method.__name__
+    handler.__wrapped_method__ = method  # type: ignore[attr-defined]
+    return handler
 
 
 def _lost(task: str, address: str) -> errors.OpError:

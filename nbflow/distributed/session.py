@@ -3,8 +3,11 @@
 The first ``run`` of a step signature compiles it (``master.compile_step``) and registers each
 task's share with the task (``nbflow_register``), once. Every ``run`` then sends one
 ``nbflow_run`` message per participating task, concurrently, with only the feeds that task
-needs and a step id unique across clients; tensors between tasks move task to task. The reply
-of each task carries its fetched values and its timings.
+needs (small arrays inline, ``wire.encode``) and a step id unique across clients; tensors
+between tasks move task to task. The reply of each task carries its fetched values and its
+timings. The messages go on the calling thread's own connections (``channel.Channels``), not
+through the Dask client's event-loop thread; ``direct = False`` sends them through
+``client.sync`` and the client's rpc instead (what ``bench/dask_transport.py`` compares).
 
 Failures: a task whose message fails (its worker died, the connection dropped) is
 ``UnavailableError`` naming the task; a task that reports an error makes the master abort the
@@ -24,14 +27,14 @@ import itertools
 import random
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from distributed.protocol.serialize import to_serialize
 
 from nbflow import errors
 from nbflow.distributed.cluster import Cluster
 from nbflow.distributed.master import CompiledStep, compile_step
+from nbflow.distributed.wire import decode, encode
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import Graph
 from nbflow.runtime.config import ConfigProto, RunMetadata, RunOptions
@@ -70,8 +73,13 @@ class _RemoteStep:
     registered: bool = False
 
 
+Call = Callable[[str, dict[str, Any]], Awaitable[Any]]  # (worker address, message) -> reply
+
+
 class DistributedSession(BaseSession):
     """A session against a ``Cluster`` (see the module docstring)."""
+
+    direct = True  # steps on the calling thread's own connections, not through client.sync
 
     def __init__(
         self,
@@ -180,7 +188,15 @@ class DistributedSession(BaseSession):
         step_id = next_global_step_id()
         self._in_flight[step_id] = (compiled.shares, self._cluster.routes())
         try:
-            replies = self._cluster.client.sync(self._run_async, compiled, step_id, feeds, timeout)
+            if self.direct:
+                channels = self._cluster.channels
+                replies = channels.run(
+                    self._run_async(compiled, step_id, feeds, timeout, channels.call)
+                )
+            else:
+                replies = self._cluster.client.sync(
+                    self._run_async, compiled, step_id, feeds, timeout, self._rpc_call
+                )
         finally:
             self._in_flight.pop(step_id, None)
         results: list[Any] = [None] * compiled.num_fetches
@@ -188,7 +204,7 @@ class DistributedSession(BaseSession):
         tasks = {}
         for share, reply in zip(compiled.shares, replies):
             for i, value in reply["values"]:
-                results[i] = value
+                results[i] = decode(value, writable=True)
             run_s, wait_s = reply["run_s"], reply["recv_wait_s"]
             tasks[share.task] = (run_s, wait_s)
             if run_s - wait_s > slowest[0] - slowest[1]:
@@ -200,22 +216,26 @@ class DistributedSession(BaseSession):
         self.last_step_timing = StepTiming(total, compute, max(0.0, total - compute), tasks)
         return tuple(results)
 
+    async def _rpc_call(self, address: str, message: dict[str, Any]) -> Any:
+        """``Call`` through the Dask client's rpc (on its event loop)."""
+        kwargs = dict(message)
+        return await getattr(self._cluster.client.rpc(address), kwargs.pop("op"))(**kwargs)
+
     async def _run_async(
-        self, compiled: CompiledStep, step_id: int, feeds: tuple, timeout: float | None
+        self, compiled: CompiledStep, step_id: int, feeds: tuple, timeout: float | None, call: Call
     ) -> list[dict]:
-        rpc = self._cluster.client.rpc
         routes = self._cluster.routes()
         calls = {}
         for share in compiled.shares:
-            address = routes[share.task]
-            message = rpc(address).nbflow_run(
-                task=share.task,
-                handle=share.handle,
-                step_id=step_id,
-                feeds=[[i, to_serialize(feeds[i])] for i in share.feed_indices],
-                timeout=timeout,
-            )
-            calls[asyncio.ensure_future(message)] = share
+            message = {
+                "op": "nbflow_run",
+                "task": share.task,
+                "handle": share.handle,
+                "step_id": step_id,
+                "feeds": [[i, encode(feeds[i])] for i in share.feed_indices],
+                "timeout": timeout,
+            }
+            calls[asyncio.ensure_future(call(routes[share.task], message))] = share
         replies: dict[str, dict] = {}
         failures: list[errors.OpError] = []
         pending = set(calls)
@@ -231,9 +251,10 @@ class DistributedSession(BaseSession):
                         None, None, f"Timed out after {timeout:.3f} s waiting for the step"
                     )
                 )
-                await self._abort(step_id, [calls[f] for f in pending], routes, failures[0])
+                await self._abort(step_id, [calls[f] for f in pending], routes, failures[0], call)
                 for f in pending:
                     f.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
                 break
             for future in done:
                 share = calls[future]
@@ -250,7 +271,7 @@ class DistributedSession(BaseSession):
                 first = not failures
                 failures.append(error)
                 if first:
-                    await self._abort(step_id, [calls[f] for f in pending], routes, error)
+                    await self._abort(step_id, [calls[f] for f in pending], routes, error, call)
         if failures:
             raise next(
                 (e for e in failures if not isinstance(e, (errors.CancelledError,))),
@@ -259,19 +280,20 @@ class DistributedSession(BaseSession):
         return [replies[s.task] for s in compiled.shares]
 
     async def _abort(
-        self, step_id: int, shares: list, routes: dict[str, str], cause: errors.OpError
+        self,
+        step_id: int,
+        shares: list,
+        routes: dict[str, str],
+        cause: errors.OpError,
+        call: Call | None = None,
     ) -> None:
-        rpc = self._cluster.client.rpc
+        call = call or self._rpc_call
         message = f"Step aborted: {cause.message}"
 
         async def one(share: Any) -> None:
+            abort = {"op": "nbflow_abort", "task": share.task, "step_id": step_id}
             try:
-                await asyncio.wait_for(
-                    rpc(routes[share.task]).nbflow_abort(
-                        task=share.task, step_id=step_id, message=message
-                    ),
-                    5.0,
-                )
+                await asyncio.wait_for(call(routes[share.task], {**abort, "message": message}), 5.0)
             except Exception:  # noqa: BLE001 - that task is gone too; its call fails by itself
                 pass
 

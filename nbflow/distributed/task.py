@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from functools import partial
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ import numpy as np
 
 from nbflow import errors
 from nbflow.devices.device import Device, local_devices
+from nbflow.distributed.loop_step import LoopProgram, LoopStep, runs_on_loop
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.graph_def import import_graph_def
 from nbflow.framework.op_def import KernelContext
@@ -117,6 +119,7 @@ class _DevicePart:
     parallel: bool
     feed_indices: list[int]  # step feed index of each plan feed
     fetch_indices: list[int]  # step fetch index of each plan fetch
+    program: LoopProgram | None = None  # set when the plan may run on the message loop
 
 
 @dataclass
@@ -128,7 +131,9 @@ class Registered:
     routes: dict[str, str]
     copy_names: frozenset[str]
     inline: bool = False  # plans short and Recv-free: run on the message loop itself
+    on_loop: bool = False  # plans cheap, their async kernels Recvs: ``LoopStep`` on the loop
     runs: int = 0
+    slow_runs: int = 0  # consecutive steps on the loop that computed past its budget
 
 
 @dataclass
@@ -198,12 +203,21 @@ class TaskServer:
                 if parallel
                 else executor_lib.InlineExecutor(plan)
             )
+            on_loop = runs_on_loop(plan) and not executor_lib.has_parallel_work(plan)
+            program = LoopProgram.of(plan) if on_loop else None
             parts.append(
                 _DevicePart(
-                    device, plan, executor, parallel, part["feed_indices"], part["fetch_indices"]
+                    device,
+                    plan,
+                    executor,
+                    parallel,
+                    part["feed_indices"],
+                    part["fetch_indices"],
+                    program,
                 )
             )
         registered = Registered(handle, parts, dict(spec["routes"]), frozenset(copy_names))
+        registered.on_loop = all(p.program is not None for p in parts)
         with self._lock:
             self.graphs[handle] = registered
             while len(self.graphs) > 256:  # old step signatures of long-gone sessions
@@ -281,6 +295,64 @@ class TaskServer:
                 (e for e in failures if not isinstance(e, errors.CancelledError)), failures[0]
             )
         return report
+
+    def start_step(
+        self,
+        registered: Registered,
+        rendezvous: TaskRendezvous,
+        feeds: dict[int, Any],
+        done: Callable[[StepReport | None, BaseException | None], None],
+    ) -> None:
+        """Start one step of ``registered`` as ``LoopStep``s in the calling (message loop)
+        thread; ``done(report, error)`` when all its device plans have finished."""
+        start = time.perf_counter()
+        rendezvous.copy_names = registered.copy_names
+        report = StepReport()
+        failures: list[BaseException] = []
+        left = [len(registered.parts)]
+        step_id = rendezvous.step_id
+
+        def finished(part: _DevicePart, values: tuple | None, error: BaseException | None):
+            if error is not None:
+                failures.append(error)
+                rendezvous.abort(
+                    errors.CancelledError(None, None, f"Step cancelled: {part.device.name} failed")
+                )
+            else:
+                assert values is not None
+                for i, value in zip(part.fetch_indices, values):
+                    report.values[i] = part.device.to_host(value)
+            left[0] -= 1
+            if left[0]:
+                return
+            registered.runs += 1
+            self.steps_run += 1
+            report.run_s = time.perf_counter() - start
+            report.recv_wait_s = rendezvous.recv_wait
+            if failures:
+                done(
+                    None,
+                    next(
+                        (e for e in failures if not isinstance(e, errors.CancelledError)),
+                        failures[0],
+                    ),
+                )
+            else:
+                done(report, None)
+
+        for part in registered.parts:
+            device = part.device
+            assert part.program is not None
+            ctx = KernelContext(device.name, device.xp, device.resources, step_id, rendezvous)
+            rendezvous.on_abort.append(ctx.cancellation.cancel)
+            if rendezvous._error is not None:
+                ctx.cancellation.cancel()
+            try:
+                pfeeds = tuple(device.from_host(feeds[i]) for i in part.feed_indices)
+            except BaseException as exc:  # noqa: BLE001 - reported to the master
+                finished(part, None, exc)
+                continue
+            LoopStep(part.program, ctx, pfeeds, partial(finished, part)).start()
 
 
 def _binder(device: Device) -> Callable[[Any], tuple[Any, Any]]:
