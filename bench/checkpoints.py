@@ -15,6 +15,10 @@ training suite's graph and data): every step also evaluates a merged scalar (the
 histogram (the first layer's weights) summary and hands it to a ``FileWriter``, against the same
 loop without summaries. Steps per second of both, and the slowdown in percent (the median of
 paired, interleaved timings, so drift on a shared machine cancels out).
+
+``BENCH_CHECKPOINTS=summaries`` (or ``=checkpoints``) runs only that half, in every framework:
+
+    BENCH_CHECKPOINTS=summaries python -m bench.run --suite checkpoints
 """
 
 from __future__ import annotations
@@ -203,8 +207,15 @@ def _calibrate(fn, min_time: float) -> int:
     return max(1, int(calls * min_time / max(elapsed, 1e-9)))
 
 
+def _parts() -> set[str]:
+    return set(os.environ.get("BENCH_CHECKPOINTS", "checkpoints,summaries").split(","))
+
+
 def run_graph_framework(tf, framework: str, quick: bool) -> list[Result]:
-    return _checkpoint(tf, framework, quick) + _summaries(tf, framework, quick)
+    parts = _parts()
+    return (_checkpoint(tf, framework, quick) if "checkpoints" in parts else []) + (
+        _summaries(tf, framework, quick) if "summaries" in parts else []
+    )
 
 
 def run_nbflow(quick: bool = False) -> list[Result]:
@@ -219,6 +230,8 @@ def run_tensorflow(quick: bool = False) -> list[Result]:
 
 def run_numpy(quick: bool = False) -> list[Result]:
     """The floor: numpy.save / numpy.load of the same arrays, one .npy file per variable."""
+    if "checkpoints" not in _parts():
+        return []
     repeats = 3
     count, megabytes = _sizes(quick)
     save_name, fsync_name, restore_name = _labels(quick)

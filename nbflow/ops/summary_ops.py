@@ -6,7 +6,9 @@
 
 Tags follow TensorFlow 1.x: the op's name scope prefixes the name (``layer1/loss``), a repeated
 name is made unique (``loss_1``), and ``family`` adds a display group. Images are encoded as PNG
-and audio as WAV inside the kernels, so nothing but bytes leaves the step.
+and audio as WAV inside the kernels, so nothing but bytes leaves the step. The histogram
+(TensorFlow's buckets, counted without sorting) is ``histogram.py``'s; the scalar and histogram
+``Summary`` bytes are protobuf's.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from nbflow.framework import protos
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops.histogram import histogram_proto
 
 
 def _bytes_scalar(data: bytes) -> np.ndarray:
@@ -40,76 +43,17 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _floats(values: np.ndarray) -> list[float]:
+    """``static_cast<float>`` of each value, as TensorFlow: out of float32's range is inf."""
+    with np.errstate(over="ignore"):
+        return values.astype(np.float32).ravel().tolist()
+
+
 def _string_spec() -> TensorSpec:
     return TensorSpec(TensorShape([]), dtypes.string)
 
 
 # --- encoders ---------------------------------------------------------------------------------
-def _default_bucket_limits() -> np.ndarray:
-    """TensorFlow's histogram buckets: ±1e-12·1.1^k up to 1e20, zero, and DBL_MAX last."""
-    positive = []
-    v = 1e-12
-    while v < 1e20:
-        positive.append(v)
-        v *= 1.1
-    limits = [-p for p in reversed(positive)] + [0.0] + positive + [np.finfo(np.float64).max]
-    return np.array(limits, dtype=np.float64)
-
-
-_BUCKET_LIMITS = _default_bucket_limits()
-
-
-def histogram_proto(values: Any) -> Any:
-    """A ``HistogramProto`` of ``values`` with TensorFlow's buckets (empty runs collapsed).
-
-    Bucket ``i`` holds the values in ``[limit[i-1], limit[i])``. The values are sorted once
-    and the bucket edges searched in them (1.5k binary searches instead of one per value), so
-    each bucket's count is a difference of two cumulative counts. Runs of empty buckets are
-    collapsed the way TensorFlow emits them, without a per-bucket Python loop.
-    """
-    unsorted = np.asarray(values, dtype=np.float64).ravel()
-    values = np.sort(unsorted)
-    proto = protos.HistogramProto()
-    if not values.size:
-        proto.bucket_limit.append(_BUCKET_LIMITS[-1])
-        proto.bucket.append(0.0)
-        return proto
-    if not (np.isfinite(values[0]) and np.isfinite(values[-1])):
-        raise errors.InvalidArgumentError(None, None, "Nan in summary histogram")
-    proto.min, proto.max = float(values[0]), float(values[-1])
-    proto.num = float(values.size)
-    # Sums in the values' own order, so rounding matches an unsorted accumulation.
-    proto.sum = float(unsorted.sum())
-    proto.sum_squares = float(np.dot(unsorted, unsorted))
-    below = np.searchsorted(values, _BUCKET_LIMITS, side="left")
-    counts = np.diff(below, prepend=0)
-    nonzero = np.flatnonzero(counts)
-    if not nonzero.size:  # every value is DBL_MAX, past the last bucket
-        proto.bucket_limit.append(_BUCKET_LIMITS[-1])
-        proto.bucket.append(0.0)
-        return proto
-    # A run of empty buckets is emitted as one empty bucket ending where the run ends.
-    previous = np.empty_like(nonzero)
-    previous[0] = -1
-    previous[1:] = nonzero[:-1]
-    gap = nonzero > previous + 1
-    limits = np.empty((nonzero.size, 2), dtype=np.float64)
-    limits[:, 0] = _BUCKET_LIMITS[nonzero - 1]
-    limits[:, 1] = _BUCKET_LIMITS[nonzero]
-    buckets = np.zeros((nonzero.size, 2), dtype=np.float64)
-    buckets[:, 1] = counts[nonzero]
-    keep = np.empty((nonzero.size, 2), dtype=bool)
-    keep[:, 0] = gap
-    keep[:, 1] = True
-    limits, buckets = limits[keep].tolist(), buckets[keep].tolist()
-    if nonzero[-1] < len(_BUCKET_LIMITS) - 1:
-        limits.append(float(_BUCKET_LIMITS[-1]))
-        buckets.append(0.0)
-    proto.bucket_limit.extend(limits)
-    proto.bucket.extend(buckets)
-    return proto
-
-
 def encode_png(image: np.ndarray) -> bytes:
     """PNG bytes of a uint8 image [height, width, channels] (1, 2, 3 or 4 channels)."""
     height, width, channels = image.shape
@@ -197,9 +141,12 @@ class ScalarSummary(_SummaryOp):
                 f"tags and values must have the same shape: {list(tags.shape)} vs "
                 f"{list(values.shape)}",
             )
-        summary = protos.Summary()
-        for tag, value in zip(tags.ravel(), values.ravel().astype(np.float64)):
-            summary.value.add(tag=_text(tag), simple_value=float(value))
+        summary = protos.Summary(
+            value=[
+                protos.Summary.Value(tag=_text(tag), simple_value=value)
+                for tag, value in zip(tags.ravel(), _floats(values))
+            ]
+        )
         return _bytes_scalar(summary.SerializeToString())
 
 
@@ -214,8 +161,10 @@ class HistogramSummary(_SummaryOp):
 
     def compute(self, ctx: KernelContext, tag: Any, values: Any) -> np.ndarray:
         values = np.asarray(values.get() if hasattr(values, "get") else values)
-        summary = protos.Summary()
-        summary.value.add(tag=_text(tag), histo=histogram_proto(values))
+        name = _text(tag)
+        summary = protos.Summary(
+            value=[protos.Summary.Value(tag=name, histo=histogram_proto(values, name))]
+        )
         return _bytes_scalar(summary.SerializeToString())
 
 
@@ -337,19 +286,20 @@ class MergeSummary(_SummaryOp):
         return _string_spec()
 
     def compute(self, ctx: KernelContext, inputs: Sequence[Any]) -> np.ndarray:
-        merged = protos.Summary()
+        # A Summary is one repeated field, so concatenated Summaries are their merge; the inputs
+        # are parsed only to check their tags.
+        parts = []
         seen: set[str] = set()
         for serialized in inputs:
             for data in np.asarray(serialized, dtype=object).ravel():
-                part = protos.Summary.FromString(data)
-                for value in part.value:
+                for value in protos.Summary.FromString(data).value:
                     if value.tag in seen:
                         raise errors.InvalidArgumentError(
                             None, None, f"Duplicate tag {value.tag} found in summary inputs"
                         )
                     seen.add(value.tag)
-                    merged.value.add().CopyFrom(value)
-        return _bytes_scalar(merged.SerializeToString())
+                parts.append(data)
+        return _bytes_scalar(b"".join(parts))
 
 
 # --- tf.summary builders ----------------------------------------------------------------------

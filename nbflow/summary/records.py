@@ -42,6 +42,11 @@ class RecordWriter:
     def write(self, data: bytes) -> None:
         self._file.write(encode_record(data))
 
+    def write_encoded(self, records: list[bytes]) -> None:
+        """Append records already framed by ``encode_record``, with one write."""
+        if records:
+            self._file.write(b"".join(records))
+
     def flush(self) -> None:
         self._file.flush()
 

@@ -169,3 +169,69 @@ def test_file_writer_cache_shares_one_writer_per_directory(tmp_path):
     tf.summary.FileWriterCache.clear()
     assert tf.summary.FileWriterCache.get(str(tmp_path)) is not a
     tf.summary.FileWriterCache.clear()
+
+
+def _summary_bytes(tag, value):
+    return protos.Summary(
+        value=[protos.Summary.Value(tag=tag, simple_value=value)]
+    ).SerializeToString()
+
+
+def test_events_keep_their_order_across_batches_flushes_and_close(tmp_path):
+    writer = tf.summary.FileWriter(str(tmp_path), max_queue=3, flush_secs=3600)
+    (path,) = _event_files(tmp_path)
+    for step in range(7):
+        writer.add_summary(_summary_bytes("s", step), step)
+    writer.add_session_log(protos.SessionLog(status=protos.SessionLog.CHECKPOINT), 7)
+    writer.flush()  # everything added so far is in the file, without closing it
+    flushed = list(tf.summary.summary_iterator(path))
+    assert [e.step for e in flushed[1:]] == list(range(8))
+    for step in range(8, 12):
+        writer.add_summary(_summary_bytes("s", step), step)
+    writer.close()
+    events = list(tf.summary.summary_iterator(path))[1:]
+    assert [e.step for e in events] == list(range(12))
+    assert events[7].WhichOneof("what") == "session_log"
+    assert [e.summary.value[0].simple_value for e in events if e.HasField("summary")] == [
+        float(s) for s in range(12) if s != 7
+    ]
+    wall_times = [e.wall_time for e in events]
+    assert wall_times == sorted(wall_times)
+
+
+def test_add_summary_takes_bytes_arrays_protos_and_numpy_steps(tmp_path):
+    data = _summary_bytes("x", 1.0)
+    with tf.summary.FileWriter(str(tmp_path)) as writer:
+        writer.add_summary(data)  # no step
+        writer.add_summary(np.array(data, dtype=object), np.int64(2))
+        writer.add_summary(protos.Summary.FromString(data), np.array(3))
+        writer.add_summary(data, -4)
+    events = list(tf.summary.summary_iterator(_event_files(tmp_path)[0]))[1:]
+    assert [e.step for e in events] == [0, 2, 3, -4]
+    assert all(e.summary.SerializeToString() == data for e in events)
+
+
+def test_a_caller_blocks_while_max_queue_events_are_pending(tmp_path):
+    import threading
+
+    entered, gate = threading.Event(), threading.Event()
+    writer = tf.summary.FileWriter(str(tmp_path), max_queue=2, flush_secs=3600)
+
+    def stuck_event():  # runs on the writer thread, holding it inside a batch
+        entered.set()
+        gate.wait(10)
+        return protos.Event(step=100, file_version="stuck")
+
+    writer.add_event(stuck_event)
+    assert entered.wait(10)
+    writer.add_summary(_summary_bytes("s", 1.0), 1)
+    writer.add_summary(_summary_bytes("s", 2.0), 2)  # two pending: the next add must wait
+    adder = threading.Thread(target=writer.add_summary, args=(_summary_bytes("s", 3.0), 3))
+    adder.start()
+    adder.join(0.2)
+    assert adder.is_alive()
+    gate.set()
+    adder.join(10)
+    writer.close()
+    events = list(tf.summary.summary_iterator(_event_files(tmp_path)[0]))[1:]
+    assert [e.step for e in events] == [100, 1, 2, 3]
