@@ -1,9 +1,10 @@
 """Higher-order functions over the first dimension, built on ``while_loop`` (OSDI §3.4):
 ``map_fn``, ``foldl``, ``foldr`` and ``scan``.
 
-Element ``i`` is read with ``gather(elems, i)``; stacked results grow by concatenation along
-dimension 0 (a loop variable with shape invariant ``[None, ...]``). Everything is made of
-differentiable ops, so gradients flow through these loops like through any ``while_loop``.
+As in TensorFlow, ``map_fn`` and ``scan`` unstack their elements into TensorArrays and write
+each result into another, stacked once at the end: a step costs one read and one write per
+tensor, not a copy of everything stacked so far. ``foldl``/``foldr`` read element ``i`` with
+``gather``. Gradients flow through these loops like through any ``while_loop``.
 """
 
 from __future__ import annotations
@@ -37,14 +38,23 @@ def _row(t: Tensor, i: Tensor) -> Tensor:
     return array_ops.gather(t, i)
 
 
-def _append(acc: Tensor, value: Tensor) -> Tensor:
-    from nbflow.ops import array_ops
+def _unstacked(flat: list[Tensor], n: Tensor) -> list[Any]:
+    """One TensorArray per tensor of ``elems``, holding its rows."""
+    from nbflow.ops.tensor_array_ops import TensorArray
 
-    return array_ops.concat([acc, array_ops.expand_dims(value, 0)], 0)
+    return [
+        TensorArray(t.dtype, size=n, element_shape=t.shape[1:] if t.shape.ndims else None).unstack(
+            t
+        )
+        for t in flat
+    ]
 
 
-def _stacked_invariant(t: Tensor) -> TensorShape:
-    return TensorShape([None]).concatenate(t.shape[1:]) if t.shape.ndims else TensorShape(None)
+def _results(values: list[Tensor], n: Tensor, index: Any) -> list[Any]:
+    """TensorArrays of ``n`` results, the first (``values``) written at ``index``."""
+    from nbflow.ops.tensor_array_ops import TensorArray
+
+    return [TensorArray(v.dtype, size=n, element_shape=v.shape).write(index, v) for v in values]
 
 
 def map_fn(
@@ -63,29 +73,26 @@ def map_fn(
     >>> tf.Session().run(tf.map_fn(lambda x: x * x, tf.constant([1, 2, 3])))
     array([1, 4, 9], dtype=int32)
     """
-    from nbflow.ops import array_ops
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "map"):
         flat, pack = _elems(elems)
         n = _length(flat)
-        first_result = fn(pack([_row(t, 0) for t in flat]))
-        first = cf._flatten(first_result)
-        accs = [array_ops.expand_dims(ops_lib.convert_to_tensor(v), 0) for v in first]
+        rows = _unstacked(flat, n)
+        first_result = fn(pack([r.read(0) for r in rows]))
+        first = [ops_lib.convert_to_tensor(v) for v in cf._flatten(first_result)]
 
-        def body(i: Tensor, accs: list) -> Any:
-            out = cf._flatten(fn(pack([_row(t, i) for t in flat])))
-            return i + 1, [_append(a, ops_lib.convert_to_tensor(v)) for a, v in zip(accs, out)]
+        def body(i: Tensor, outs: list) -> Any:
+            out = cf._flatten(fn(pack([r.read(i) for r in rows])))
+            return i + 1, [ta.write(i, ops_lib.convert_to_tensor(v)) for ta, v in zip(outs, out)]
 
-        _, results = cf.while_loop(
-            lambda i, accs: i < n,
+        _, outs = cf.while_loop(
+            lambda i, outs: i < n,
             body,
-            (ops_lib.convert_to_tensor(1, dtype=dtypes.int32), accs),
-            shape_invariants=(TensorShape([]), [_stacked_invariant(a) for a in accs]),
+            (ops_lib.convert_to_tensor(1, dtype=dtypes.int32), _results(first, n, 0)),
             parallel_iterations=parallel_iterations,
             back_prop=back_prop,
         )
-        return cf._pack_as(first_result, results)
+        return cf._pack_as(first_result, [ta.stack() for ta in outs])
 
 
 def foldl(
@@ -164,49 +171,36 @@ def scan(
     >>> tf.Session().run(tf.scan(lambda a, x: a + x, tf.constant([1, 2, 3, 4])))
     array([ 1,  3,  6, 10], dtype=int32)
     """
-    from nbflow.ops import array_ops
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "scan"):
         flat, pack = _elems(elems)
         n = _length(flat)
-        if initializer is None:
-            start = n - 1 if reverse else ops_lib.convert_to_tensor(0, dtype=dtypes.int32)
-            acc = pack([_row(t, start) for t in flat])
-            i0 = n - 2 if reverse else ops_lib.convert_to_tensor(1, dtype=dtypes.int32)
-        else:
-            first_index = n - 1 if reverse else ops_lib.convert_to_tensor(0, dtype=dtypes.int32)
-            acc = fn(initializer, pack([_row(t, first_index) for t in flat]))
-            i0 = n - 2 if reverse else ops_lib.convert_to_tensor(1, dtype=dtypes.int32)
+        rows = _unstacked(flat, n)
+        first_index = n - 1 if reverse else ops_lib.convert_to_tensor(0, dtype=dtypes.int32)
+        first_row = pack([r.read(first_index) for r in rows])
+        acc = first_row if initializer is None else fn(initializer, first_row)
         acc_flat = [ops_lib.convert_to_tensor(a) for a in cf._flatten(acc)]
-        stacks = [array_ops.expand_dims(a, 0) for a in acc_flat]
+        i0 = n - 2 if reverse else ops_lib.convert_to_tensor(1, dtype=dtypes.int32)
 
-        def cond(i: Tensor, a: list, s: list) -> Tensor:
+        def cond(i: Tensor, a: list, outs: list) -> Tensor:
             return i >= 0 if reverse else i < n
 
-        def body(i: Tensor, a: list, s: list) -> Any:
-            out = fn(cf._pack_as(acc, a), pack([_row(t, i) for t in flat]))
+        def body(i: Tensor, a: list, outs: list) -> Any:
+            out = fn(cf._pack_as(acc, a), pack([r.read(i) for r in rows]))
             out_flat = [ops_lib.convert_to_tensor(v) for v in cf._flatten(out)]
-            nxt = i - 1 if reverse else i + 1
-            if reverse:
-                grown = [
-                    array_ops.concat([array_ops.expand_dims(v, 0), st], 0)
-                    for v, st in zip(out_flat, s)
-                ]
-            else:
-                grown = [_append(st, v) for st, v in zip(s, out_flat)]
-            return nxt, out_flat, grown
+            written = [ta.write(i, v) for ta, v in zip(outs, out_flat)]
+            return (i - 1 if reverse else i + 1), out_flat, written
 
-        _, _, result = cf.while_loop(
+        _, _, outs = cf.while_loop(
             cond,
             body,
-            (i0, acc_flat, stacks),
+            (i0, acc_flat, _results(acc_flat, n, first_index)),
             shape_invariants=(
                 TensorShape([]),
                 [a.shape for a in acc_flat],
-                [_stacked_invariant(s) for s in stacks],
+                [TensorShape([])] * len(acc_flat),
             ),
             parallel_iterations=parallel_iterations,
             back_prop=back_prop,
         )
-        return cf._pack_as(acc, result)
+        return cf._pack_as(acc, [ta.stack() for ta in outs])

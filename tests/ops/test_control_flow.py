@@ -210,3 +210,41 @@ def test_loop_graph_round_trips_through_graph_def():
         )
         with tf.Session() as sess:
             assert sess.run(out, {feed: 10}) == 12
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_gradient_through_scan_matches_finite_differences(reverse):
+    x_value = np.random.default_rng(3).standard_normal((5, 2))
+
+    def loss(x):
+        states = tf.scan(
+            lambda a, e: (a[0] * tf.sin(e) + a[1], a[1] * 0.5 + e),
+            x,
+            initializer=(tf.ones([2], tf.float64), tf.zeros([2], tf.float64)),
+            reverse=reverse,
+        )
+        return tf.reduce_sum(states[0] * states[0]) + tf.reduce_sum(states[1])
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [5, 2])
+        value = loss(x)
+        (grad,) = tf.gradients(value, [x])
+        with tf.Session() as sess:
+            symbolic = sess.run(grad, {x: x_value})
+            numeric = np.zeros_like(x_value)
+            for i in np.ndindex(x_value.shape):
+                plus, minus = x_value.copy(), x_value.copy()
+                plus[i] += 1e-6
+                minus[i] -= 1e-6
+                numeric[i] = (sess.run(value, {x: plus}) - sess.run(value, {x: minus})) / 2e-6
+    np.testing.assert_allclose(symbolic, numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_map_fn_of_many_rows_stacks_in_one_pass():
+    rows = np.arange(3000.0).reshape(1000, 3)
+    with tf.Graph().as_default():
+        out = tf.map_fn(lambda r: (r * 2.0, tf.reduce_sum(r)), tf.constant(rows))
+        with tf.Session() as sess:
+            doubled, sums = sess.run(out)
+    np.testing.assert_array_equal(doubled, rows * 2)
+    np.testing.assert_array_equal(sums, rows.sum(1))
