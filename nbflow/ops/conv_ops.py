@@ -1,15 +1,21 @@
 """Convolution, with its backward passes as ops of their own (as in TensorFlow).
 
 Kernels work in NHWC; NCHW inputs are transposed on the way in and out. A convolution is
-im2col + one matrix product: a strided view of the padded input gives every receptive field as a
-row without any Python loop over pixels (``_windows``), one copy makes it a [N*OH*OW, KH*KW*C]
-matrix, and BLAS multiplies it by the [KH*KW*C, O] filter. The input gradient is the transposed
-product scattered back with one strided add per filter tap (col2im); the filter gradient is
-``cols^T @ grad``. The geometry helpers here (padding, taps) serve ``pooling_ops`` too.
+im2col + matrix products: a strided view of the padded input gives every receptive field as a
+row without any Python loop over pixels (``_windows``), a copy makes a few images' fields a
+[rows, KH*KW*C] matrix, and BLAS multiplies it by the [KH*KW*C, O] filter (``_im2col_chunks``).
+Copying a few images at a time keeps the matrix in cache: the whole batch's matrix at once costs
+as much memory traffic as the product itself. The filter gradient is ``cols^T @ grad`` summed
+over the same chunks. The input gradient of a stride-1 convolution is itself a convolution, of
+the padded output gradient with the filter flipped in space (``_Geometry.transposed``); with
+strides it is the transposed product scattered back with one strided add per filter tap
+(col2im). The geometry helpers here (padding, taps) serve ``pooling_ops`` too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -73,20 +79,52 @@ def _infer_spatial(size: Dimension, k: Any, stride: int, dilation: int, padding:
     return _output_size(size.value, int(k), stride, dilation, padding)[0]
 
 
+@dataclass(frozen=True)
 class _Geometry:
-    """Padding and output sizes of one convolution or pooling on an NHWC input."""
+    """Padding and output sizes of one convolution or pooling on an NHWC input: KH x KW taps
+    with their strides and dilations, the output size, the padding before (top, left) and the
+    padded extent the windows read."""
 
-    __slots__ = ("oh", "ow", "pt", "pl", "hp", "wp", "kh", "kw", "sh", "sw", "dh", "dw")
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    oh: int
+    ow: int
+    pt: int
+    pl: int
+    hp: int
+    wp: int
 
-    def __init__(self, h, w, kh, kw, strides, dilations, padding):
-        self.kh, self.kw = kh, kw
-        self.sh, self.sw = strides
-        self.dh, self.dw = dilations
-        self.oh, self.pt = _output_size(h, kh, self.sh, self.dh, padding)
-        self.ow, self.pl = _output_size(w, kw, self.sw, self.dw, padding)
+    @classmethod
+    def of(cls, h, w, kh, kw, strides, dilations, padding) -> _Geometry:
+        """The geometry of KH x KW windows on an [N, h, w, C] input, TF padding rules."""
+        (sh, sw), (dh, dw) = strides, dilations
+        oh, pt = _output_size(h, kh, sh, dh, padding)
+        ow, pl = _output_size(w, kw, sw, dw, padding)
         # The padded extent actually read by the windows (may drop trailing rows for VALID).
-        self.hp = max((self.oh - 1) * self.sh + (kh - 1) * self.dh + 1, h + self.pt)
-        self.wp = max((self.ow - 1) * self.sw + (kw - 1) * self.dw + 1, w + self.pl)
+        hp = max((oh - 1) * sh + (kh - 1) * dh + 1, h + pt)
+        wp = max((ow - 1) * sw + (kw - 1) * dw + 1, w + pl)
+        return cls(kh, kw, sh, sw, dh, dw, oh, ow, pt, pl, hp, wp)
+
+    def transposed(self, h: int, w: int) -> _Geometry:
+        """For a stride-1 convolution of an [N, h, w, C] input: the geometry that convolves the
+        [N, OH, OW, O] output gradient back to the input's size. Input pixel ``a`` was read by
+        tap ``i`` of output ``a + pt - i*dh``; padding the gradient by ``(KH-1)*dh - pt`` before
+        turns that into tap ``KH-1-i`` of a VALID convolution with the flipped filter."""
+        assert self.sh == self.sw == 1, "only a stride-1 convolution's adjoint is a convolution"
+        extra_h, extra_w = (self.kh - 1) * self.dh, (self.kw - 1) * self.dw
+        return replace(
+            self,
+            oh=h,
+            ow=w,
+            pt=extra_h - self.pt,
+            pl=extra_w - self.pl,
+            hp=h + extra_h,
+            wp=w + extra_w,
+        )
 
 
 def _pad(x: Any, g: _Geometry, value: float = 0.0) -> Any:
@@ -109,16 +147,46 @@ def _windows(padded: Any, g: _Geometry) -> Any:
     )
 
 
-def _im2col(x: Any, g: _Geometry) -> Any:
-    """The [N*OH*OW, KH*KW*C] matrix of receptive fields."""
+# Bytes of receptive fields copied per chunk: a few images, well inside the L3 cache, yet few
+# enough chunks that multithreaded BLAS pays its start-up per product only a few times.
+_CHUNK_BYTES = 8 << 20
+
+
+def _im2col_chunks(x: Any, g: _Geometry) -> Iterator[tuple[int, int, Any]]:
+    """The [rows, KH*KW*C] matrix of receptive fields a few images at a time: ``(start, stop,
+    cols)`` with the rows of images ``start:stop``. ``cols`` lives in one reused buffer, so it
+    is valid only until the next chunk.
+
+    A field's KW*C entries per filter row are contiguous in the padded input, so a row-major
+    copy moves runs of that length. With one channel those runs are a few values only; the
+    copy then goes tap by tap instead, each tap a block of whole image rows, into a tap-major
+    buffer whose transpose is the matrix (BLAS takes either layout).
+    """
     n, c = x.shape[0], x.shape[3]
     if g.kh == g.kw == 1 and g.sh == g.sw == 1 and g.pt == g.pl == 0:
-        return x.reshape(n * g.oh * g.ow, c)
-    return _windows(_pad(x, g), g).reshape(n * g.oh * g.ow, g.kh * g.kw * c)
+        yield 0, n, x.reshape(n * g.oh * g.ow, c)
+        return
+    windows = _windows(_pad(x, g), g)
+    taps, pixels = g.kh * g.kw, g.oh * g.ow
+    step = max(1, _CHUNK_BYTES // max(pixels * taps * c * x.itemsize, 1))
+    # One flat buffer, so that a shorter last chunk is still one contiguous block.
+    buffer = np.empty(min(step, n) * pixels * taps * c, dtype=x.dtype)
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        block = buffer[: (stop - start) * pixels * taps * c]
+        if c == 1:
+            by_tap = block.reshape(g.kh, g.kw, stop - start, g.oh, g.ow)
+            for i in range(g.kh):
+                for j in range(g.kw):
+                    np.copyto(by_tap[i, j], windows[start:stop, :, :, i, j, 0])
+            yield start, stop, block.reshape(taps, -1).T
+        else:
+            np.copyto(block.reshape(stop - start, g.oh, g.ow, g.kh, g.kw, c), windows[start:stop])
+            yield start, stop, block.reshape(-1, taps * c)
 
 
 def _col2im(cols: Any, g: _Geometry, h: int, w: int) -> Any:
-    """The adjoint of _im2col: add each receptive field's entries back to its input pixels."""
+    """The adjoint of im2col: add each receptive field's entries back to its input pixels."""
     out = np.zeros((cols.shape[0], g.hp, g.wp, cols.shape[-1]), dtype=cols.dtype)
     for i, j, window in _taps(g):
         out[window] += cols[:, :, :, i, j]
@@ -161,23 +229,46 @@ def _nhwc_sizes(sizes: Any, data_format: str) -> tuple[int, int, int, int]:
 def _conv_geometry(x_nhwc_shape, filter_shape, strides, dilations, padding, data_format):
     _, h, w, _ = x_nhwc_shape
     kh, kw = filter_shape[0], filter_shape[1]
-    return _Geometry(
+    return _Geometry.of(
         h, w, kh, kw, _spatial(strides, data_format), _spatial(dilations, data_format), padding
     )
 
 
 def _conv_forward(x: Any, f: Any, g: _Geometry) -> Any:
-    n = x.shape[0]
-    out_channels = f.shape[3]
-    cols = _im2col(x, g)
-    out = cols @ f.reshape(-1, out_channels)
-    return out.reshape(n, g.oh, g.ow, out_channels)
+    n, out_channels = x.shape[0], f.shape[3]
+    filter_rows = f.reshape(-1, out_channels)
+    out = np.empty((n, g.oh, g.ow, out_channels), dtype=np.result_type(x, f))
+    for start, stop, cols in _im2col_chunks(x, g):
+        np.matmul(cols, filter_rows, out=out[start:stop].reshape(-1, out_channels))
+    return out
+
+
+def _conv_filter_grad(x: Any, dy: Any, g: _Geometry, filter_shape: tuple[int, ...]) -> Any:
+    """``cols^T @ dy`` of a convolution's im2col matrix, summed chunk by chunk."""
+    out_channels = filter_shape[3]
+    grad = np.zeros((int(np.prod(filter_shape[:3])), out_channels), dtype=np.result_type(x, dy))
+    part = np.empty_like(grad)
+    for start, stop, cols in _im2col_chunks(x, g):
+        np.matmul(cols.T, dy[start:stop].reshape(-1, out_channels), out=part)
+        grad += part
+    return grad.reshape(filter_shape)
 
 
 def _conv_input_grad(dy: Any, f: Any, g: _Geometry, shape: tuple[int, ...]) -> Any:
-    """The input gradient of a convolution: each filter tap's dy @ W[i, j]^T, added back at the
-    input pixels that tap read. With few input channels one big product and col2im pay more."""
+    """The input gradient of a convolution. With stride 1, a convolution of the padded ``dy``
+    with the filter flipped in space and its channels swapped (unless the input has one
+    channel: its product would be matrix by vector). Otherwise each filter tap's dy @ W[i, j]^T,
+    added back at the input pixels that tap read (with few input channels one big product and
+    col2im pay more)."""
     n, h, w, c = shape
+    if dy.shape[1:3] != (g.oh, g.ow):
+        raise ValueError(
+            f"out_backprop is {dy.shape[1]}x{dy.shape[2]} but a convolution of an input of "
+            f"size {list(shape)} gives {g.oh}x{g.ow}"
+        )
+    if g.sh == g.sw == 1 and c > 1:
+        flipped = f[::-1, ::-1].transpose(0, 1, 3, 2)  # [KH, KW, O, C]
+        return _conv_forward(dy, flipped, g.transposed(h, w))
     kh, kw, _, out_channels = f.shape
     rows = dy.reshape(-1, out_channels)
     if c < 16:
@@ -401,8 +492,7 @@ class Conv2DBackpropFilter(_ConvOp):
         dy = _to_nhwc(out_backprop, data_format)
         kh, kw, c, out_channels = (int(s) for s in filter_sizes)
         g = _conv_geometry(x.shape, (kh, kw), strides, dilations, padding, data_format)
-        cols = _im2col(x, g)
-        return (cols.T @ dy.reshape(-1, out_channels)).reshape(kh, kw, c, out_channels)
+        return _conv_filter_grad(x, dy, g, (kh, kw, c, out_channels))
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
         x, _, dy = op.inputs

@@ -2,7 +2,10 @@
 
 Kernels work in NHWC (NCHW is transposed on the way in and out) and loop over the window's
 taps, not over pixels: each tap is one strided view of the padded input covering every output
-pixel, so a 2x2 pool is four vectorised maximum/add operations.
+pixel, so a 2x2 pool is four vectorised maximum/add operations. Max pooling whose windows tile
+the input (stride equal to the window, the usual 2x2/2) takes the maximum of whole contiguous
+image rows first and of the window's columns after, and its gradient writes each tap's share
+without an accumulator, since every input pixel belongs to exactly one window.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def _pool_attrs(op: Any) -> dict[str, Any]:
 def _pool_geometry(x_nhwc_shape, ksize, strides, padding, data_format) -> _Geometry:
     _, h, w, _ = x_nhwc_shape
     kh, kw = _spatial(ksize, data_format)
-    return _Geometry(h, w, kh, kw, _spatial(strides, data_format), (1, 1), padding)
+    return _Geometry.of(h, w, kh, kw, _spatial(strides, data_format), (1, 1), padding)
 
 
 def _pool_output_spec(input: TensorSpec, ksize, strides, padding, data_format) -> TensorSpec:
@@ -84,6 +87,48 @@ def _fold_taps(padded: Any, g: _Geometry, combine: Any) -> Any:
     return out
 
 
+def _tiles(g: _Geometry) -> bool:
+    """Whether the windows tile the padded input: each pixel in exactly one window."""
+    return g.kh == g.sh and g.kw == g.sw and g.hp == g.oh * g.kh and g.wp == g.ow * g.kw
+
+
+def _max_of_tiles(padded: Any, g: _Geometry) -> Any:
+    """The max pool of tiling windows: the maximum over each window's KH rows (whole
+    contiguous [OW*KW*C] rows at a time), then over its KW columns."""
+    n, c = padded.shape[0], padded.shape[3]
+    rows = padded.reshape(n, g.oh, g.kh, g.ow * g.kw * c)
+    out = rows[:, :, 0].copy()
+    for i in range(1, g.kh):
+        np.maximum(out, rows[:, :, i], out=out)
+    columns = out.reshape(n, g.oh, g.ow, g.kw, c)
+    out = columns[:, :, :, 0].copy()
+    for j in range(1, g.kw):
+        np.maximum(out, columns[:, :, :, j], out=out)
+    return out
+
+
+def _max_pool_grad(padded: Any, y: Any, dy: Any, g: _Geometry) -> Any:
+    """The padded input's gradient: each window's gradient goes to its first maximum in
+    row-major order, as TensorFlow. Taps are visited in that order and a window stops taking
+    hits once it had one. Tiling windows write each tap's share straight into its own pixels;
+    overlapping ones add them up."""
+    tiles = _tiles(g)
+    # Tiling windows cover every padded pixel once: each one gets written, none needs a zero.
+    out = np.empty(padded.shape, dy.dtype) if tiles else np.zeros(padded.shape, dy.dtype)
+    hit = np.empty(y.shape, dtype=bool)
+    unclaimed = np.ones(y.shape, dtype=bool)
+    for i, j, window in _taps(g):
+        np.equal(padded[window], y, out=hit)
+        if i or j:
+            hit &= unclaimed
+        unclaimed ^= hit
+        if tiles:
+            np.multiply(dy, hit, out=out[window])
+        else:
+            out[window] += dy * hit
+    return out
+
+
 class MaxPool(OpDef):
     """The maximum of each ksize window."""
 
@@ -97,7 +142,8 @@ class MaxPool(OpDef):
     def compute(self, ctx: KernelContext, input: Any, ksize, strides, padding, data_format):
         x = _to_nhwc(input, data_format)
         g = _pool_geometry(x.shape, ksize, strides, padding, data_format)
-        out = _fold_taps(_pad(x, g, _lowest(x.dtype)), g, np.maximum)
+        padded = _pad(x, g, _lowest(x.dtype))
+        out = _max_of_tiles(padded, g) if _tiles(g) else _fold_taps(padded, g, np.maximum)
         return _from_nhwc(out, data_format)
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
@@ -147,19 +193,9 @@ class MaxPoolGrad(OpDef):
         x = _to_nhwc(orig_input, data_format)
         y = _to_nhwc(orig_output, data_format)
         dy = _to_nhwc(grad, data_format)
-        n, h, w, c = x.shape
+        _, h, w, _ = x.shape
         g = _pool_geometry(x.shape, ksize, strides, padding, data_format)
-        padded = _pad(x, g, _lowest(x.dtype))
-        out = np.zeros((n, g.hp, g.wp, c), dtype=dy.dtype)
-        # Each window's gradient goes to its first maximum in row-major order, as TensorFlow:
-        # taps are visited in that order and a window stops taking hits once it had one.
-        unclaimed = np.ones(y.shape, dtype=bool)
-        hit = np.empty(y.shape, dtype=bool)
-        for _, _, window in _taps(g):
-            np.equal(padded[window], y, out=hit)
-            hit &= unclaimed
-            unclaimed ^= hit
-            out[window] += dy * hit
+        out = _max_pool_grad(_pad(x, g, _lowest(x.dtype)), y, dy, g)
         return _from_nhwc(_crop(out, g, h, w), data_format)
 
 
