@@ -242,6 +242,7 @@ class BaseSession:
         self._graph = graph if graph is not None else ops_lib.get_default_graph()
         self._config = config or ConfigProto()
         device_lib.limit_intra_op_threads(self._config.intra_op_parallelism_threads)
+        device_lib.retain_freed_host_memory()
         self._closed = False
         self._opened = True
         self._devices: list[Device] = local_devices(
