@@ -210,6 +210,13 @@ def _ratio(hits: Tensor, misses: Tensor, name: str) -> Tensor:
     return div_no_nan(hits, hits + misses, name=name)
 
 
+def _hit_rate(misses: Any, labels: Any, predictions: Any, weights: Any) -> tuple[Tensor, Tensor]:
+    """``tp / (tp + misses)``, where ``misses`` counts false positives or false negatives."""
+    tp, update_tp = true_positives(labels, predictions, weights)
+    miss, update_miss = misses(labels, predictions, weights)
+    return _ratio(tp, miss, "value"), _ratio(update_tp, update_miss, "update_op")
+
+
 def precision(
     labels: Any,
     predictions: Any,
@@ -220,9 +227,7 @@ def precision(
 ) -> tuple[Tensor, Tensor]:
     """``tp / (tp + fp)`` over every batch so far (0 before any positive prediction)."""
     with variable_scope.variable_scope(name, "precision"):
-        tp, update_tp = true_positives(labels, predictions, weights)
-        fp, update_fp = false_positives(labels, predictions, weights)
-        value, update_op = _ratio(tp, fp, "value"), _ratio(update_tp, update_fp, "update_op")
+        value, update_op = _hit_rate(false_positives, labels, predictions, weights)
         return _collect(value, update_op, metrics_collections, updates_collections)
 
 
@@ -236,9 +241,7 @@ def recall(
 ) -> tuple[Tensor, Tensor]:
     """``tp / (tp + fn)`` over every batch so far (0 before any positive label)."""
     with variable_scope.variable_scope(name, "recall"):
-        tp, update_tp = true_positives(labels, predictions, weights)
-        fn, update_fn = false_negatives(labels, predictions, weights)
-        value, update_op = _ratio(tp, fn, "value"), _ratio(update_tp, update_fn, "update_op")
+        value, update_op = _hit_rate(false_negatives, labels, predictions, weights)
         return _collect(value, update_op, metrics_collections, updates_collections)
 
 
