@@ -125,7 +125,7 @@ def gradients(
     stop_ops = {_as_tensor(t).op for t in _as_list(stop_gradients)} if stop_gradients else set()
     graph = ys[0].graph if ys else ops_lib.get_default_graph()
 
-    with graph.as_default(), graph.name_scope(name):
+    with graph.as_default(), graph.name_scope(name) as scope, graph.gradient_call(scope):
         xs_set = set(xs)
         between = _between_ops(ys, xs)
         # While loops are differentiated as wholes (ops/control_flow_grad.py): their inner ops

@@ -341,7 +341,24 @@ class Graph:
             local.colocation_stack = []
             local.attr_scope = {}
             local.container = ""
+            local.gradient_calls = []
         return local
+
+    @contextlib.contextmanager
+    def gradient_call(self, scope: str) -> Iterator[None]:
+        """Mark ops built inside as part of the ``gradients()`` call named ``scope`` (even where
+        they sit under another name scope, as a loop's backward pass does)."""
+        calls = self._state.gradient_calls
+        calls.append(scope)
+        try:
+            yield
+        finally:
+            calls.pop()
+
+    def current_gradient_call(self) -> str | None:
+        """The name scope of the innermost ``gradients()`` call being built, if any."""
+        calls = self._state.gradient_calls
+        return calls[-1] if calls else None
 
     # --- identity ---------------------------------------------------------------------------
     def _next_id(self) -> int:

@@ -425,9 +425,12 @@ def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None
 
 
 def _gradient_source(op: Any) -> str:
-    """Which ``gradients`` call a gradient op belongs to: the first ``gradients*`` scope."""
-    scope = ops_lib.get_default_graph().get_name_scope()
-    for part in scope.split("/"):
+    """Which ``gradients()`` call a gradient op belongs to: each call has its own arrays."""
+    graph = ops_lib.get_default_graph()
+    call = graph.current_gradient_call()
+    if call is not None:
+        return call.rstrip("/")
+    for part in graph.get_name_scope().split("/"):  # gradient functions called directly
         if part.startswith("gradients"):
             return part
     return "gradients"

@@ -256,3 +256,14 @@ def test_cond_returns_tensor_arrays():
         with tf.Session() as sess:
             np.testing.assert_array_equal(sess.run(stacked, {pick: True}), [1, 10])
             np.testing.assert_array_equal(sess.run(stacked, {pick: False}), [1, 20])
+
+
+def test_gradient_arrays_follow_their_gradients_call_into_backward_loops():
+    """The backward loop is built outside the ``gradients_1`` name scope; its gradient arrays
+    must still be the ones of that call, or the gradient silently comes out zero."""
+
+    def loss_of_w(w):
+        tf.gradients(tf.reduce_sum(w * w), [w])  # an earlier gradients() call: "gradients"
+        return tf.reduce_sum(tf.square(_tensor_array_rnn(tf.constant(np.ones((3, 2, 4))), w, 3)))
+
+    _check_gradient(loss_of_w, (4, 4))
