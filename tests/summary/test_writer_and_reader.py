@@ -219,7 +219,7 @@ def test_a_caller_blocks_while_max_queue_events_are_pending(tmp_path):
 
     def stuck_event():  # runs on the writer thread, holding it inside a batch
         entered.set()
-        gate.wait(10)
+        gate.wait(60)  # released by the test; a long bound so load cannot end it early
         return protos.Event(step=100, file_version="stuck")
 
     writer.add_event(stuck_event)
