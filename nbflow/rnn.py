@@ -36,23 +36,9 @@ class LSTMStateTuple(collections.namedtuple("LSTMStateTuple", ("c", "h"))):
         return self.c.dtype
 
 
-def _flat(structure: Any) -> list[Any]:
-    if isinstance(structure, (list, tuple)):
-        return [leaf for item in structure for leaf in _flat(item)]
-    return [structure]
-
-
-def _pack(structure: Any, flat: Sequence[Any]) -> Any:
-    leaves = iter(flat)
-
-    def build(s: Any) -> Any:
-        if isinstance(s, LSTMStateTuple):
-            return LSTMStateTuple(*[build(v) for v in s])
-        if isinstance(s, (list, tuple)):
-            return type(s)(build(v) for v in s)
-        return next(leaves)
-
-    return build(structure)
+# Nested states (LSTMStateTuple, MultiRNNCell's tuples) flatten and rebuild like loop variables.
+_flat = control_flow_ops._flatten
+_pack = control_flow_ops._pack_as
 
 
 def _depth(t: Tensor) -> int:

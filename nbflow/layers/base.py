@@ -223,3 +223,65 @@ class Layer:
             if self._name is None:
                 self._name = scope.name.rsplit("/", 1)[-1]
             yield
+
+
+class KernelLayer(Layer):
+    """A layer with a ``kernel``, an optional ``bias`` and an activation (Dense, Conv2D): their
+    initializers, regularizers and constraints, built by ``add_kernel`` and applied after the
+    layer's product by ``bias_and_activation``."""
+
+    def __init__(
+        self,
+        activation: Callable[[Tensor], Tensor] | None,
+        use_bias: bool,
+        kernel_initializer: Any,
+        bias_initializer: Any,
+        kernel_regularizer: Callable[[Any], Any] | None,
+        bias_regularizer: Callable[[Any], Any] | None,
+        activity_regularizer: Callable[[Tensor], Any] | None,
+        kernel_constraint: Callable[[Any], Any] | None,
+        bias_constraint: Callable[[Any], Any] | None,
+        trainable: bool,
+        name: str | None,
+        **kwargs: Any,
+    ):
+        from nbflow.ops import init_ops
+
+        super().__init__(trainable, name, activity_regularizer=activity_regularizer, **kwargs)
+        self.activation = activation
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer  # None: get_variable's glorot_uniform
+        self.bias_initializer = bias_initializer or init_ops.zeros_initializer()
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+        self.kernel: Any = None
+        self.bias: Any = None
+
+    def add_kernel(self, kernel_shape: list[Any], units: int) -> None:
+        """The ``kernel`` variable, and a ``bias`` of ``units`` when the layer uses one."""
+        self.kernel = self.add_weight(
+            "kernel",
+            kernel_shape,
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint,
+        )
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                [units],
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+                constraint=self.bias_constraint,
+            )
+
+    def bias_and_activation(self, outputs: Tensor, data_format: str | None = None) -> Tensor:
+        from nbflow import nn
+
+        if self.use_bias:
+            outputs = nn.bias_add(outputs, self.bias, data_format=data_format)
+        if self.activation is not None:
+            outputs = self.activation(outputs)
+        return outputs

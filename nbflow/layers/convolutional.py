@@ -14,13 +14,12 @@ from typing import Any
 from nbflow import nn
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape
-from nbflow.layers.base import Layer, normalize_padding, normalize_tuple, op_data_format
-from nbflow.ops import init_ops
+from nbflow.layers.base import KernelLayer, normalize_padding, normalize_tuple, op_data_format
 
 Tensor = ops_lib.Tensor
 
 
-class Conv2D(Layer):
+class Conv2D(KernelLayer):
     """``activation(conv2d(inputs, kernel) + bias)`` with ``filters`` output channels."""
 
     base_name = "conv2d"
@@ -46,23 +45,26 @@ class Conv2D(Layer):
         name: str | None = None,
         **kwargs: Any,
     ):
-        super().__init__(trainable, name, activity_regularizer=activity_regularizer, **kwargs)
+        super().__init__(
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+            activity_regularizer,
+            kernel_constraint,
+            bias_constraint,
+            trainable,
+            name,
+            **kwargs,
+        )
         self.filters = int(filters)
         self.kernel_size = normalize_tuple(kernel_size, 2, "kernel_size")
         self.strides = normalize_tuple(strides, 2, "strides")
         self.padding = normalize_padding(padding)
         self.data_format = op_data_format(data_format)
         self.dilation_rate = normalize_tuple(dilation_rate, 2, "dilation_rate")
-        self.activation = activation
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer
-        self.bias_initializer = bias_initializer or init_ops.zeros_initializer()
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
-        self.kernel: Any = None
-        self.bias: Any = None
 
     def build(self, input_shape: TensorShape) -> None:
         if input_shape.ndims is not None and input_shape.ndims != 4:
@@ -74,21 +76,7 @@ class Conv2D(Layer):
                 f"The channel dimension of the inputs should be defined. Found `None` "
                 f"(input shape {input_shape}, data format {self.data_format})."
             )
-        self.kernel = self.add_weight(
-            "kernel",
-            [*self.kernel_size, channels, self.filters],
-            initializer=self.kernel_initializer,
-            regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint,
-        )
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.filters],
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-                constraint=self.bias_constraint,
-            )
+        self.add_kernel([*self.kernel_size, channels, self.filters], self.filters)
 
     def call(self, inputs: Tensor) -> Tensor:  # type: ignore[override]
         outputs = nn.conv2d(
@@ -100,11 +88,7 @@ class Conv2D(Layer):
             dilations=list(self.dilation_rate),
             name="Conv2D",
         )
-        if self.use_bias:
-            outputs = nn.bias_add(outputs, self.bias, data_format=self.data_format)
-        if self.activation is not None:
-            outputs = self.activation(outputs)
-        return outputs
+        return self.bias_and_activation(outputs, self.data_format)
 
 
 def conv2d(

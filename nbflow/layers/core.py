@@ -19,13 +19,13 @@ import numpy as np
 from nbflow import nn
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape
-from nbflow.layers.base import Layer, op_data_format, smart_cond
-from nbflow.ops import array_ops, init_ops, math_ops
+from nbflow.layers.base import KernelLayer, Layer, op_data_format, smart_cond
+from nbflow.ops import array_ops, math_ops
 
 Tensor = ops_lib.Tensor
 
 
-class Dense(Layer):
+class Dense(KernelLayer):
     """``activation(inputs @ kernel + bias)``; inputs of rank > 2 use their last axis."""
 
     base_name = "dense"
@@ -46,18 +46,21 @@ class Dense(Layer):
         name: str | None = None,
         **kwargs: Any,
     ):
-        super().__init__(trainable, name, activity_regularizer=activity_regularizer, **kwargs)
+        super().__init__(
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+            activity_regularizer,
+            kernel_constraint,
+            bias_constraint,
+            trainable,
+            name,
+            **kwargs,
+        )
         self.units = int(units)
-        self.activation = activation
-        self.use_bias = use_bias
-        self.kernel_initializer = kernel_initializer  # None: get_variable's glorot_uniform
-        self.bias_initializer = bias_initializer or init_ops.zeros_initializer()
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
-        self.kernel: Any = None
-        self.bias: Any = None
 
     def build(self, input_shape: TensorShape) -> None:
         depth = input_shape.with_rank_at_least(2).dims[-1].value
@@ -66,21 +69,7 @@ class Dense(Layer):
                 f"The last dimension of the inputs to `Dense` should be defined. Found `None` "
                 f"(input shape {input_shape})."
             )
-        self.kernel = self.add_weight(
-            "kernel",
-            [depth, self.units],
-            initializer=self.kernel_initializer,
-            regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint,
-        )
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.units],
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-                constraint=self.bias_constraint,
-            )
+        self.add_kernel([depth, self.units], self.units)
 
     def call(self, inputs: Tensor) -> Tensor:  # type: ignore[override]
         if inputs.shape.ndims == 2:
@@ -95,11 +84,7 @@ class Dense(Layer):
                 shape = array_ops.concat([array_ops.shape(inputs)[:-1], [self.units]], 0)
             outputs = array_ops.reshape(outputs, shape)
             outputs.set_shape(leading.concatenate([self.units]))
-        if self.use_bias:
-            outputs = nn.bias_add(outputs, self.bias)
-        if self.activation is not None:
-            outputs = self.activation(outputs)
-        return outputs
+        return self.bias_and_activation(outputs)
 
 
 def dense(
