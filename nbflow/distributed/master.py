@@ -81,7 +81,7 @@ def _ungroup_targets(targets: list[Operation]) -> list[Operation]:
     stack = list(reversed(targets))
     while stack:
         op = stack.pop()
-        if op.type == "NoOp" and not op._inputs:
+        if op.op_def.groups_only and not op._inputs:
             stack.extend(reversed(op._control_inputs))
         else:
             out[op] = None

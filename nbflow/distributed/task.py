@@ -35,6 +35,7 @@ from nbflow.distributed.loop_step import LoopProgram, LoopStep, runs_on_loop
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.graph_def import import_graph_def
 from nbflow.framework.op_def import KernelContext
+from nbflow.ops.sendrecv_ops import RendezvousKey
 from nbflow.runtime import executor as executor_lib
 from nbflow.runtime.plan import Plan, aliases_state, build_plan
 from nbflow.runtime.rendezvous import LocalRendezvous
@@ -78,13 +79,14 @@ class TaskRendezvous(LocalRendezvous):
             cancel()
 
     def send(self, key: str, value: Any, src_device: str = "") -> None:
-        dst_task = task_of(key.split(";", 3)[2])
+        parts = RendezvousKey.parse(key)
+        dst_task = task_of(parts.recv_device)
         if dst_task == self.task or self.push is None:
             super().send(key, value, src_device)
             return
         if self._error is not None:
             raise self._error
-        if key.rsplit(";", 1)[-1] in self.copy_names and isinstance(value, np.ndarray):
+        if parts.tensor_name in self.copy_names and isinstance(value, np.ndarray):
             # A variable's own buffer, sent without a copy: a read-only view, and the step
             # does not finish before it is written out (``sent``), so no later update leaks in.
             value = value.view()
@@ -195,7 +197,7 @@ class TaskServer:
             plan = build_plan(fetches, targets, feeds, _binder(device))
             for node in plan.nodes:
                 op = node.op
-                if op.type in ("_Send", "_RefSend") and aliases_state(op._inputs[0]):
+                if op.op_def.is_send and op._inputs and aliases_state(op._inputs[0]):
                     copy_names.add(op.get_attr("tensor_name"))
             parallel = plan.has_async or executor_lib.has_parallel_work(plan)
             executor = (

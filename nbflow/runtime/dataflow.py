@@ -55,7 +55,7 @@ class FrameLayout:
 
 
 def control_kind(node: PlanNode) -> str:
-    return getattr(node.op.op_def, "control_kind", "")
+    return node.op.op_def.control_kind
 
 
 def frame_layout(plan: Plan) -> FrameLayout:

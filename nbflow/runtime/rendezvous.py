@@ -1,8 +1,8 @@
 """The rendezvous: where a Send leaves a tensor and the matching Recv picks it up
 (whitepaper §3.2.2).
 
-A key names one transfer of one step: ``"src_device;step_id;dst_device;tensor_name"`` (TF's
-layout, with the step id in the incarnation's place). Whichever side comes first waits: a Send
+A key names one transfer of one step (``ops/sendrecv_ops.py``'s ``rendezvous_key``, the one
+place its format is defined). Whichever side comes first waits: a Send
 before its Recv parks the value; a Recv before its Send parks a callback. A Recv therefore never
 blocks a thread — its callback runs in the thread of the Send that satisfies it. ``abort`` fails
 every parked and future Recv of the step, so an error on one device ends the step everywhere.
@@ -18,11 +18,6 @@ from typing import Any
 from collections.abc import Callable
 
 from nbflow import errors
-
-
-def rendezvous_key(src_device: str, step_id: int, dst_device: str, tensor_name: str) -> str:
-    """The key of one cross-device transfer, e.g. ``"/job:.../CPU:0;7;/job:.../CPU:1;a:0"``."""
-    return f"{src_device};{step_id};{dst_device};{tensor_name}"
 
 
 class LocalRendezvous:
