@@ -255,7 +255,7 @@ class TaskHost:
                 registered.inline = (
                     registered.runs >= 3
                     and report.run_s < 2e-4
-                    and not any(p.parallel for p in registered.parts)
+                    and not any(p.runner.can_wait for p in registered.parts)
                 )
             if rendezvous.sent:  # variable buffers sent without a copy: written out first
                 await asyncio.gather(

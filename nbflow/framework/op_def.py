@@ -21,12 +21,14 @@ import builtins
 import copy
 import functools
 import inspect
+import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nbflow import errors
 from nbflow.framework import dtypes
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 
@@ -99,21 +101,27 @@ class KernelContext:
 
 
 class CancellationManager:
-    """Callbacks to run when a step is cancelled (deadline, error): blocked kernels register
-    here to withdraw their waiters, so a cancelled step leaves no stale waiter in a queue."""
+    """Cancels one step (a deadline, an error elsewhere, ``Session.close``): blocked kernels and
+    waiting runners register callbacks here, so a cancelled step leaves no stale waiter in a
+    queue; ``reason()`` is the error the step ends with."""
 
-    __slots__ = ("_callbacks", "_cancelled", "_lock")
+    __slots__ = ("_callbacks", "_cancelled", "_lock", "_error")
 
     def __init__(self) -> None:
-        import threading
-
         self._callbacks: dict[int, Callable[[], None]] = {}
         self._cancelled = False
         self._lock = threading.Lock()
+        self._error: BaseException | None = None
 
     @property
     def is_cancelled(self) -> bool:
         return self._cancelled
+
+    def reason(self) -> BaseException:
+        """The error a cancelled step raises (``CancelledError`` unless ``cancel`` named one)."""
+        if self._error is not None:
+            return self._error
+        return errors.CancelledError(None, None, "The step was cancelled")
 
     def register(self, callback: Callable[[], None]) -> int | None:
         """Register ``callback``; returns a token, or None if already cancelled (then act now)."""
@@ -130,11 +138,14 @@ class CancellationManager:
         with self._lock:
             self._callbacks.pop(token, None)  # type: ignore[arg-type]
 
-    def cancel(self) -> None:
+    def cancel(self, error: BaseException | None = None) -> None:
+        """Cancel the step (with ``error``, e.g. ``DeadlineExceededError``); runs the callbacks
+        once, outside the lock."""
         with self._lock:
             if self._cancelled:
                 return
             self._cancelled = True
+            self._error = error
             callbacks = list(self._callbacks.values())
             self._callbacks.clear()
         for callback in callbacks:

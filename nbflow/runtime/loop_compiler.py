@@ -4,7 +4,7 @@ The dataflow executor (dataflow.py) tags every value with its frame and iteratio
 that bookkeeping on every node. When a plan has no asynchronous kernel, the same semantics can
 be generated once as straight-line Python, as ``InlineExecutor`` does for plain graphs:
 
-    def step(ctx, feeds, deadline):
+    def step(ctx, feeds, deadline=None):
         ...                                   # root nodes in topological order
         v3_0 = f0                             # Enter (loop variable)
         v4_0 = v3_0                           # Merge: iteration 0 takes the Enter value
@@ -221,7 +221,7 @@ class _Compiler:
     # --- emitting -------------------------------------------------------------------------------
     def source(self) -> str:
         lines = ["from numpy import ndarray as _ndarray", ""]
-        lines += ["def step(ctx, feeds, deadline):", "    xp = ctx.xp", "    try:"]
+        lines += ["def step(ctx, feeds, deadline=None):", "    xp = ctx.xp", "    try:"]
         body: list[str] = []
         if self.plan.feeds:
             body.append(f"{', '.join(f'f{i}' for i in range(len(self.plan.feeds)))}, = feeds")

@@ -23,7 +23,7 @@ from nbflow import errors
 class LocalRendezvous:
     """Tensors in flight between the devices of one process, for one step."""
 
-    __slots__ = ("step_id", "devices", "_table", "_lock", "_error", "stats")
+    __slots__ = ("step_id", "devices", "_table", "_lock", "_error", "stats", "_on_abort")
 
     def __init__(self, step_id: int, devices: dict[str, Any] | None = None):
         self.step_id = step_id
@@ -33,6 +33,22 @@ class LocalRendezvous:
         self._lock = threading.Lock()
         self._error: BaseException | None = None
         self.stats: Any = None
+        self._on_abort: list[Callable[[BaseException], None]] = []
+
+    @property
+    def error(self) -> BaseException | None:
+        """The error the step was aborted with, or None."""
+        return self._error
+
+    def when_aborted(self, callback: Callable[[BaseException], None]) -> None:
+        """Call ``callback(error)`` when the step is aborted (now, if it already was): each
+        device's ``ctx.cancellation.cancel``, so kernels blocked elsewhere (a Dequeue) stop."""
+        with self._lock:
+            error = self._error
+            if error is None:
+                self._on_abort.append(callback)
+        if error is not None:
+            callback(error)
 
     def send(self, key: str, value: Any, src_device: str = "") -> None:
         """Deliver ``value`` under ``key``: to a parked Recv now, or park it for the Recv."""
@@ -75,15 +91,19 @@ class LocalRendezvous:
         parked[1](None, "", error)
 
     def abort(self, error: BaseException) -> None:
-        """Fail every parked and future Recv of this step with ``error``."""
+        """Fail every parked and future Recv of this step with ``error``, and cancel the step
+        on every device (``when_aborted``)."""
         with self._lock:
             if self._error is not None:
                 return
             self._error = error
             waiters = [p[1] for p in self._table.values() if p[0] == "waiter"]
             self._table.clear()
+            on_abort, self._on_abort = self._on_abort, []
         for callback in waiters:
             callback(None, "", error)
+        for cancel in on_abort:
+            cancel(error)
 
     @property
     def pending_keys(self) -> list[str]:
