@@ -225,7 +225,7 @@ def clean_leftovers(save_path: str, latest_filename: str = "checkpoint") -> list
     removed = []
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
-        if name.startswith(f".{base}") and ".tmp-" in name:
+        if name.startswith((f".{base}", f".{latest_filename}.tmp-")) and ".tmp-" in name:
             removed.append(path)  # write_atomically's temporary file
             continue
         if not name.startswith(base):

@@ -34,7 +34,8 @@ def test_first_save_removes_leftovers_of_interrupted_saves_and_keeps_named_check
         "model.ckpt-2_temp_0123.index-shard-00000",
         "model.ckpt-3.data-00000-of-00001",  # data whose index never came (or was deleted)
         "model.ckpt-3.meta",
-        ".model.ckpt-1.meta.tmp-abcd1234",  # an atomic write killed before its rename
+        ".model.ckpt-1.meta.tmp-abcd1234",  # atomic writes killed before their rename
+        ".checkpoint.tmp-abcd1234",
     ]
     for name in leftovers:
         (tmp_path / name).write_bytes(b"x")
