@@ -62,6 +62,7 @@ from nbflow.ops.data_flow_ops import (
 )
 from nbflow.framework.resources import reset_containers
 from nbflow.ops import reader_ops as _reader_ops
+import sys as _sys
 import types as _types
 
 # tf.python_io / tf.io: TFRecord files (TFRecordWriter, tf_record_iterator).
@@ -212,6 +213,11 @@ from nbflow import test  # noqa: E402 - tf.test.is_gpu_available
 newaxis = None
 __version__ = "0.1.0"
 
+# ---- Missing TF names ------------------------------------------------------------------------
+# Last: a TensorFlow 1.15 name nbflow lacks raises an AttributeError that says so and names the
+# closest nbflow alternative (nbflow.api.ledger), in tf and every namespace module.
+from nbflow.api.ledger import guard_namespaces as _guard_namespaces  # noqa: E402
+
 
 def load_ipython_extension(ipython):
     """``%load_ext nbflow``: register the %%dataflow magics (see nbflow.notebook)."""
@@ -230,3 +236,4 @@ def _register_in_ipython():
 
 
 _register_in_ipython()
+_guard_namespaces(_sys.modules[__name__])
