@@ -210,6 +210,11 @@ from nbflow.framework import graph_util
 
 from nbflow import test  # noqa: E402 - tf.test.is_gpu_available
 
+# ---- Process API: tf.app, tf.flags, tf.logging (on absl-py, as TensorFlow 1.x) ---------------
+from nbflow import app, flags  # noqa: E402
+from nbflow import logging  # noqa: E402 - tf.logging (absolute imports elsewhere keep stdlib's)
+from nbflow.logging import get_logger  # noqa: E402
+
 newaxis = None
 __version__ = "0.1.0"
 

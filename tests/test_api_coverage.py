@@ -11,7 +11,7 @@ from nbflow.api import coverage, ledger, make_ledger
 # Names of each namespace nbflow must keep offering. Raise a floor when a namespace grows;
 # `python -m nbflow.api.coverage` prints the current counts.
 FLOORS = {
-    "tf": 329,
+    "tf": 333,
     "tf.nn": 52,
     "tf.nn.rnn_cell": 8,
     "tf.train": 70,
@@ -31,9 +31,9 @@ FLOORS = {
     "tf.saved_model": 16,
     "tf.initializers": 17,
     "tf.gfile": 15,
-    "tf.app": 0,
-    "tf.flags": 0,
-    "tf.logging": 0,
+    "tf.app": 2,
+    "tf.flags": 66,
+    "tf.logging": 20,
     "tf.test": 2,
     "tf.distributions": 0,
 }
