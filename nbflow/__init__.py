@@ -215,6 +215,59 @@ from nbflow import app, flags  # noqa: E402
 from nbflow import logging  # noqa: E402 - tf.logging (absolute imports elsewhere keep stdlib's)
 from nbflow.logging import get_logger  # noqa: E402
 
+# ---- tf.math and its top-level names (TensorFlow 1.15 has these at both places) ---------------
+from nbflow import math  # noqa: E402 - tf.math
+from nbflow.ops.math_special import (  # noqa: E402
+    acos,
+    acosh,
+    angle,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    betainc,
+    complex,
+    cosh,
+    digamma,
+    div_no_nan,
+    erf,
+    erfc,
+    igamma,
+    igammac,
+    imag,
+    lbeta,
+    lgamma,
+    polygamma,
+    real,
+    rint,
+    sinh,
+    zeta,
+)
+from nbflow.ops.math_composite import (  # noqa: E402
+    arg_max,
+    arg_min,
+    confusion_matrix,
+    is_non_decreasing,
+    is_strictly_increasing,
+    saturate_cast,
+    to_bfloat16,
+    to_complex64,
+    to_complex128,
+    truncatediv,
+    truncatemod,
+)
+from nbflow.ops.segment_reductions import (  # noqa: E402
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sqrt_n,
+)
+
 newaxis = None
 __version__ = "0.1.0"
 

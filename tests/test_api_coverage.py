@@ -11,7 +11,7 @@ from nbflow.api import coverage, ledger, make_ledger
 # Names of each namespace nbflow must keep offering. Raise a floor when a namespace grows;
 # `python -m nbflow.api.coverage` prints the current counts.
 FLOORS = {
-    "tf": 333,
+    "tf": 378,
     "tf.nn": 52,
     "tf.nn.rnn_cell": 8,
     "tf.train": 70,
@@ -19,7 +19,7 @@ FLOORS = {
     "tf.losses": 16,
     "tf.metrics": 12,
     "tf.image": 36,
-    "tf.math": 0,
+    "tf.math": 124,
     "tf.linalg": 0,
     "tf.random": 0,
     "tf.strings": 0,
