@@ -111,7 +111,8 @@ def cumulative_logsumexp(
     """log(cumsum(exp(x))) along ``axis``, shifted by the maximum so no exp overflows.
 
     >>> import nbflow as tf
-    >>> tf.Session().run(tf.math.cumulative_logsumexp([0.0, 0.0])).round(4).tolist()
+    >>> x = tf.constant([0.0, 0.0], tf.float64)
+    >>> tf.Session().run(tf.math.cumulative_logsumexp(x)).round(4).tolist()
     [0.0, 0.6931]
     """
     with ops_lib.name_scope(name, "cumulative_logsumexp", [x]):
