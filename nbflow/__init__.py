@@ -62,6 +62,7 @@ from nbflow.ops.data_flow_ops import (
 )
 from nbflow.framework.resources import reset_containers
 from nbflow.ops import reader_ops as _reader_ops
+import sys as _sys
 import types as _types
 
 # tf.python_io / tf.io: TFRecord files (TFRecordWriter, tf_record_iterator).
@@ -209,8 +210,71 @@ from nbflow.framework import graph_util
 
 from nbflow import test  # noqa: E402 - tf.test.is_gpu_available
 
+# ---- Process API: tf.app, tf.flags, tf.logging (on absl-py, as TensorFlow 1.x) ---------------
+from nbflow import app, flags  # noqa: E402
+from nbflow import logging  # noqa: E402 - tf.logging (absolute imports elsewhere keep stdlib's)
+from nbflow.logging import get_logger  # noqa: E402
+
+# ---- tf.math and its top-level names (TensorFlow 1.15 has these at both places) ---------------
+from nbflow import math  # noqa: E402 - tf.math
+from nbflow.ops.math_special import (  # noqa: E402
+    acos,
+    acosh,
+    angle,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    betainc,
+    complex,
+    cosh,
+    digamma,
+    div_no_nan,
+    erf,
+    erfc,
+    igamma,
+    igammac,
+    imag,
+    lbeta,
+    lgamma,
+    polygamma,
+    real,
+    rint,
+    sinh,
+    zeta,
+)
+from nbflow.ops.math_composite import (  # noqa: E402
+    arg_max,
+    arg_min,
+    confusion_matrix,
+    is_non_decreasing,
+    is_strictly_increasing,
+    saturate_cast,
+    to_bfloat16,
+    to_complex64,
+    to_complex128,
+    truncatediv,
+    truncatemod,
+)
+from nbflow.ops.segment_reductions import (  # noqa: E402
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sqrt_n,
+)
+
 newaxis = None
 __version__ = "0.1.0"
+
+# ---- Missing TF names ------------------------------------------------------------------------
+# Last: a TensorFlow 1.15 name nbflow lacks raises an AttributeError that says so and names the
+# closest nbflow alternative (nbflow.api.ledger), in tf and every namespace module.
+from nbflow.api.ledger import guard_namespaces as _guard_namespaces  # noqa: E402
 
 
 def load_ipython_extension(ipython):
@@ -230,3 +294,4 @@ def _register_in_ipython():
 
 
 _register_in_ipython()
+_guard_namespaces(_sys.modules[__name__])
