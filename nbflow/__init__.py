@@ -209,6 +209,32 @@ from nbflow.framework import graph_util
 
 from nbflow import test  # noqa: E402 - tf.test.is_gpu_available
 
+# --- tf.linalg, tf.random, tf.strings, tf.distributions (and their TF1 top-level aliases) ---------
+from nbflow import linalg  # noqa: E402
+from nbflow import random  # noqa: E402, A004 - TensorFlow's tf.random, not the stdlib module
+from nbflow.ops.linalg_decompositions import (  # noqa: E402
+    cholesky,
+    cholesky_solve,
+    matrix_solve,
+    matrix_solve_ls,
+    matrix_transpose,
+    matrix_triangular_solve,
+    norm,
+    qr,
+    self_adjoint_eig,
+    self_adjoint_eigvals,
+    svd,
+)
+from nbflow.ops.linalg_structure import (  # noqa: E402
+    cross,
+    matrix_band_part,
+    matrix_diag,
+    matrix_diag_part,
+    matrix_set_diag,
+)
+from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
+# --- end of tf.linalg, tf.random, tf.strings, tf.distributions ----------------------------------
+
 newaxis = None
 __version__ = "0.1.0"
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
@@ -559,7 +560,7 @@ def logdet(matrix: Any, name: str | None = None) -> Tensor:
 
 
 class MatrixExponential(OpDef):
-    """``expm`` of each square matrix (SciPy's Pade approximant on the host)."""
+    """``expm`` of each square matrix (SciPy's Pade approximant, on the host)."""
 
     inputs = ("input",)
     cost = "expensive"
@@ -570,7 +571,7 @@ class MatrixExponential(OpDef):
         return TensorSpec(_square(self.type, input), input.dtype.base_dtype)
 
     def compute(self, ctx: KernelContext, input: Any) -> Any:
-        return _batched_host(input, _scipy_linalg().expm)
+        return _batched_host(input, scipy.linalg.expm)
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
         # The Frechet derivative's adjoint: the upper-right block of expm([[A^H, G], [0, A^H]]).
@@ -580,12 +581,6 @@ class MatrixExponential(OpDef):
         block = matrix_exponential(array_ops.concat([top, bottom], -2))
         n = array_ops.shape(a_h)[-1]
         return [block[..., :n, n:]]
-
-
-def _scipy_linalg() -> Any:
-    import scipy.linalg  # an optional dependency: only MatrixExponential/Logarithm need it
-
-    return scipy.linalg
 
 
 def _batched_host(x: Any, fn: Any) -> np.ndarray:
@@ -620,7 +615,7 @@ class MatrixLogarithm(OpDef):
         return TensorSpec(_square(self.type, input), input.dtype.base_dtype)
 
     def compute(self, ctx: KernelContext, input: Any) -> Any:
-        return _batched_host(input, _scipy_linalg().logm)
+        return _batched_host(input, scipy.linalg.logm)
 
 
 def logm(input: Any, name: str | None = None) -> Tensor:
@@ -754,3 +749,9 @@ __all__ = [
     "slogdet",
     "svd",
 ]
+
+
+# TF1's top-level names for the same builders (tf.matrix_solve_ls, tf.self_adjoint_eig ...).
+matrix_solve_ls = lstsq
+self_adjoint_eig = eigh
+self_adjoint_eigvals = eigvalsh

@@ -193,3 +193,5 @@ def cross(a: Any, b: Any, name: str | None = None) -> Tensor:
 
 
 __all__ = ["band_part", "cross", "matrix_diag", "matrix_diag_part", "matrix_set_diag"]
+
+matrix_band_part = band_part  # TF1's top-level name
