@@ -233,6 +233,16 @@ from nbflow.ops.linalg_structure import (  # noqa: E402
     matrix_set_diag,
 )
 from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
+from nbflow import strings  # noqa: E402
+from nbflow.ops.string_ops import as_string, regex_replace  # noqa: E402
+from nbflow.ops.string_ops import join as string_join  # noqa: E402
+from nbflow.ops.string_ops import strip as string_strip  # noqa: E402
+from nbflow.ops.string_ops import substr  # noqa: E402
+from nbflow.ops.string_ops import to_hash_bucket as string_to_hash_bucket  # noqa: E402
+from nbflow.ops.string_ops import to_hash_bucket_fast as string_to_hash_bucket_fast  # noqa: E402
+from nbflow.ops.string_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
+from nbflow.ops.string_ops import to_number as string_to_number  # noqa: E402
+from nbflow.ops.string_split_ops import reduce_join, string_split  # noqa: E402
 # --- end of tf.linalg, tf.random, tf.strings, tf.distributions ----------------------------------
 
 newaxis = None
