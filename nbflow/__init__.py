@@ -243,6 +243,7 @@ from nbflow.ops.string_ops import to_hash_bucket_fast as string_to_hash_bucket_f
 from nbflow.ops.string_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
 from nbflow.ops.string_ops import to_number as string_to_number  # noqa: E402
 from nbflow.ops.string_split_ops import reduce_join, string_split  # noqa: E402
+from nbflow import distributions  # noqa: E402
 # --- end of tf.linalg, tf.random, tf.strings, tf.distributions ----------------------------------
 
 newaxis = None

@@ -14,3 +14,4 @@ from nbflow.ops import sparse_math_ops, sparse_ops  # noqa: F401
 from nbflow.ops import linalg_decompositions, linalg_structure  # noqa: F401
 from nbflow.ops import stateless_random_ops  # noqa: F401
 from nbflow.ops import string_ops, string_split_ops  # noqa: F401
+from nbflow.ops import math_special  # noqa: F401
