@@ -267,6 +267,42 @@ from nbflow.ops.segment_reductions import (  # noqa: E402
     unsorted_segment_prod,
     unsorted_segment_sqrt_n,
 )
+# --- tf.linalg, tf.random, tf.strings, tf.distributions (and their TF1 top-level aliases) ---------
+from nbflow import linalg  # noqa: E402
+from nbflow import random  # noqa: E402, A004 - TensorFlow's tf.random, not the stdlib module
+from nbflow.ops.linalg_decompositions import (  # noqa: E402
+    cholesky,
+    cholesky_solve,
+    matrix_solve,
+    matrix_solve_ls,
+    matrix_transpose,
+    matrix_triangular_solve,
+    norm,
+    qr,
+    self_adjoint_eig,
+    self_adjoint_eigvals,
+    svd,
+)
+from nbflow.ops.linalg_structure import (  # noqa: E402
+    cross,
+    matrix_band_part,
+    matrix_diag,
+    matrix_diag_part,
+    matrix_set_diag,
+)
+from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
+from nbflow import strings  # noqa: E402
+from nbflow.ops.string_ops import as_string, regex_replace  # noqa: E402
+from nbflow.ops.string_ops import join as string_join  # noqa: E402
+from nbflow.ops.string_ops import strip as string_strip  # noqa: E402
+from nbflow.ops.string_ops import substr  # noqa: E402
+from nbflow.ops.string_ops import to_hash_bucket as string_to_hash_bucket  # noqa: E402
+from nbflow.ops.string_ops import to_hash_bucket_fast as string_to_hash_bucket_fast  # noqa: E402
+from nbflow.ops.string_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
+from nbflow.ops.string_ops import to_number as string_to_number  # noqa: E402
+from nbflow.ops.string_split_ops import reduce_join, string_split  # noqa: E402
+from nbflow import distributions  # noqa: E402
+# --- end of tf.linalg, tf.random, tf.strings, tf.distributions ----------------------------------
 
 newaxis = None
 __version__ = "0.1.0"
