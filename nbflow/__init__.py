@@ -68,7 +68,6 @@ import types as _types
 python_io = _types.SimpleNamespace(
     TFRecordWriter=_reader_ops.TFRecordWriter, tf_record_iterator=_reader_ops.tf_record_iterator
 )
-io = python_io
 from nbflow.ops.math_ops import *  # noqa: F403
 from nbflow.ops.state_ops import assign, assign_add, assign_sub
 from nbflow.ops import init_ops as initializers
@@ -208,6 +207,27 @@ from nbflow import sparse  # tf.sparse
 from nbflow.framework import graph_util
 
 from nbflow import test  # noqa: E402 - tf.test.is_gpu_available
+
+# --- Input formats and I/O (issue 16, api-inputs): tf.io, Example parsing, files, raw bytes ----
+from nbflow import io  # tf.io
+from nbflow.ops.bytes_ops import (
+    decode_raw,
+    matching_files,
+    parse_tensor,
+    read_file,
+    serialize_tensor,
+    write_file,
+)
+from nbflow.ops.example_parsing_ops import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    SparseFeature,
+    VarLenFeature,
+    parse_example,
+    parse_single_example,
+    parse_single_sequence_example,
+)
+from nbflow.ops.image_ops import random_crop
 
 newaxis = None
 __version__ = "0.1.0"

@@ -48,6 +48,16 @@ from nbflow.ops.image_geometry_ops import (  # noqa: F401 - re-exported
     transpose,
     transpose_image,
 )
+from nbflow.ops.image_codec_ops import (  # noqa: F401 - re-exported
+    decode_bmp,
+    decode_gif,
+    decode_image_uint8,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+    is_jpeg,
+)
 from nbflow.ops.resize_bicubic_area_ops import resize_area, resize_bicubic  # noqa: F401
 from nbflow.ops.resize_ops import resize_bilinear, resize_nearest_neighbor  # noqa: F401
 
@@ -63,6 +73,15 @@ __all__ = [
     "central_crop",
     "convert_image_dtype",
     "crop_to_bounding_box",
+    "decode_bmp",
+    "decode_gif",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
+    "encode_jpeg",
+    "encode_png",
+    "is_jpeg",
+    "random_crop",
     "flip_left_right",
     "flip_up_down",
     "grayscale_to_rgb",
@@ -270,3 +289,41 @@ def total_variation(images: Any, name: str | None = None) -> Tensor:
             math_ops.reduce_sum(math_ops.abs(down), axis=axis),
             math_ops.reduce_sum(math_ops.abs(right), axis=axis),
         )
+
+
+# --- codecs and crops of the input pipelines ----------------------------------------------------
+def decode_image(
+    contents: Any,
+    channels: int | None = None,
+    dtype: Any = dtypes.uint8,
+    name: str | None = None,
+    expand_animations: bool = True,
+) -> Tensor:
+    """Pixels of a JPEG, PNG, GIF or BMP (told apart by its first bytes) in ``dtype``, rescaled
+    as ``convert_image_dtype`` does (floats in [0, 1]); a GIF gives [frames, h, w, 3]."""
+    with ops_lib.name_scope(name, "decode_image", [contents]):
+        image = decode_image_uint8(contents, channels or 0, expand_animations)
+        dtype = dtypes.as_dtype(dtype)
+        return image if dtype == dtypes.uint8 else convert_image_dtype(image, dtype)
+
+
+def random_crop(value: Any, size: Any, seed: int | None = None, name: str | None = None) -> Tensor:
+    """A crop of ``value`` of shape ``size`` at a uniformly random offset (any rank).
+
+    >>> import nbflow as tf
+    >>> crop = tf.random_crop(tf.reshape(tf.range(16), [4, 4]), [2, 3], seed=1)
+    >>> tf.Session().run(crop).shape
+    (2, 3)
+    """
+    with ops_lib.name_scope(name, "random_crop", [value, size]) as scope:
+        value = ops_lib.convert_to_tensor(value, name="value")
+        size = ops_lib.convert_to_tensor(size, dtype=dtypes.int32, name="size")
+        shape = array_ops.shape(value)
+        checks = _assert(
+            math_ops.reduce_all(math_ops.greater_equal(shape, size)), "Need value.shape >= size"
+        )
+        limit = _with_dependencies(checks, shape - size + 1)
+        draw = random_ops.random_uniform(
+            array_ops.shape(shape), maxval=dtypes.int32.max, dtype=dtypes.int32, seed=seed
+        )
+        return array_ops.slice(value, math_ops.mod(draw, limit), size, name=scope)

@@ -183,3 +183,28 @@ __all__ += [
     "start_queue_runners",
     "string_input_producer",
 ]
+
+# Input formats (issue 16, api-inputs): TensorFlow's Example protos; joined batches.
+from nbflow.framework.example_protos import (  # noqa: E402
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
+
+__all__ += [
+    "BytesList",
+    "Example",
+    "Feature",
+    "FeatureList",
+    "FeatureLists",
+    "Features",
+    "FloatList",
+    "Int64List",
+    "SequenceExample",
+]
