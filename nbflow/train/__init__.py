@@ -184,7 +184,8 @@ __all__ += [
     "string_input_producer",
 ]
 
-# Input formats (issue 16, api-inputs): TensorFlow's Example protos; joined batches.
+# Input formats and training gaps (issue 16, api-inputs): Example protos, moving averages.
+from nbflow.train.moving_averages import ExponentialMovingAverage  # noqa: E402
 from nbflow.framework.example_protos import (  # noqa: E402
     BytesList,
     Example,
@@ -207,4 +208,5 @@ __all__ += [
     "FloatList",
     "Int64List",
     "SequenceExample",
+    "ExponentialMovingAverage",
 ]
