@@ -186,6 +186,7 @@ __all__ += [
 
 # Input formats and training gaps (issue 16, api-inputs): Example protos, moving averages.
 from nbflow.train.moving_averages import ExponentialMovingAverage  # noqa: E402
+from nbflow.train.input import batch_join, shuffle_batch_join, slice_input_producer  # noqa: E402
 from nbflow.framework.example_protos import (  # noqa: E402
     BytesList,
     Example,
@@ -209,4 +210,7 @@ __all__ += [
     "Int64List",
     "SequenceExample",
     "ExponentialMovingAverage",
+    "batch_join",
+    "shuffle_batch_join",
+    "slice_input_producer",
 ]
