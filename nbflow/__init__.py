@@ -69,7 +69,6 @@ import types as _types
 python_io = _types.SimpleNamespace(
     TFRecordWriter=_reader_ops.TFRecordWriter, tf_record_iterator=_reader_ops.tf_record_iterator
 )
-io = python_io
 from nbflow.ops.math_ops import *  # noqa: F403
 from nbflow.ops.state_ops import assign, assign_add, assign_sub
 from nbflow.ops import init_ops as initializers
@@ -267,6 +266,7 @@ from nbflow.ops.segment_reductions import (  # noqa: E402
     unsorted_segment_prod,
     unsorted_segment_sqrt_n,
 )
+
 # --- tf.linalg, tf.random, tf.strings, tf.distributions (and their TF1 top-level aliases) ---------
 from nbflow import linalg  # noqa: E402
 from nbflow import random  # noqa: E402, A004 - TensorFlow's tf.random, not the stdlib module
@@ -302,7 +302,27 @@ from nbflow.ops.string_ops import to_hash_bucket_strong as string_to_hash_bucket
 from nbflow.ops.string_ops import to_number as string_to_number  # noqa: E402
 from nbflow.ops.string_split_ops import reduce_join, string_split  # noqa: E402
 from nbflow import distributions  # noqa: E402
+
 # --- end of tf.linalg, tf.random, tf.strings, tf.distributions ----------------------------------
+# --- Input formats and I/O (issue 16, api-inputs): tf.io, Example parsing, files, raw bytes ----
+from nbflow import io  # tf.io
+from nbflow.ops.bytes_ops import (
+    decode_raw,
+    matching_files,
+    parse_tensor,
+    read_file,
+    serialize_tensor,
+    write_file,
+)
+from nbflow.ops.example_parsing_ops import (
+    FixedLenFeature,
+    FixedLenSequenceFeature,
+    SparseFeature,
+    VarLenFeature,
+    parse_example,
+    parse_single_example,
+    parse_single_sequence_example,
+)
 
 newaxis = None
 __version__ = "0.1.0"

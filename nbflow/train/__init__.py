@@ -187,3 +187,34 @@ __all__ += [
     "start_queue_runners",
     "string_input_producer",
 ]
+
+# Input formats and training gaps (issue 16, api-inputs): Example protos, moving averages.
+from nbflow.train.moving_averages import ExponentialMovingAverage  # noqa: E402
+from nbflow.train.input import batch_join, shuffle_batch_join, slice_input_producer  # noqa: E402
+from nbflow.framework.example_protos import (  # noqa: E402
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
+
+__all__ += [
+    "BytesList",
+    "Example",
+    "Feature",
+    "FeatureList",
+    "FeatureLists",
+    "Features",
+    "FloatList",
+    "Int64List",
+    "SequenceExample",
+    "ExponentialMovingAverage",
+    "batch_join",
+    "shuffle_batch_join",
+    "slice_input_producer",
+]
