@@ -440,6 +440,14 @@ def test_cluster_magic_creates_an_nbflow_cluster_with_the_asked_tasks(ip):
             "/job:worker/replica:0/task:1",
         ]
         assert all(t["healthy"] for t in again.state["tasks"])
+        assert not widget.state["closed"] and not widget.scale_up.disabled
     finally:
         run(ip, "%dataflow_cluster --close")
     assert cluster._current is None
+    for shown in (widget, again):  # both outputs of the closed cluster say so
+        assert shown.state["closed"] and "closed" in shown.header.value
+        assert "ok" not in shown.header.value
+        assert shown.scale_up.disabled and shown.scale_down.disabled
+        assert shown.refresh_button.disabled
+        assert shown.refresh()["closed"]  # no IOLoop error underneath
+        assert shown.scale_by(1) == []
