@@ -192,7 +192,7 @@ def test_mime_output_opens_the_board_on_its_logdir(page, lab):
     )
     b = board(page, "logs/eval")
     b.locator(".nbflow-graph[data-state='ready']").wait_for()
-    page.locator(".jp-OutputArea-output .nbflow-board-link button").wait_for()
+    page.locator(".jp-OutputArea-output .nbflow-board-link button").wait_for(state="attached")
     assert (
         page.locator(".jp-OutputArea-output div.nbflow-board-link:not(:has(button))").count() == 0
     )
