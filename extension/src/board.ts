@@ -65,6 +65,7 @@ export class BoardPanel extends Widget {
     this.title.caption = `nbflow Board on ${this.logdir}`;
     this.title.closable = true;
     this.graphView = new GraphView(options.bookkeeping);
+    this.scalarsView.logdir = this.logdir;
     this.imagesView = new ImagesView((run, tag, index) => this.api.imageBlob(run, tag, index));
 
     const header = html('div', { class: 'nbflow-header' }, this.node);
@@ -121,6 +122,7 @@ export class BoardPanel extends Widget {
   setLogdir(logdir: string): void {
     this.logdir = logdir;
     this.logdirInput.value = logdir;
+    this.scalarsView.logdir = logdir;
     this.api = new BoardApi(logdir);
     this.title.label = `Board: ${logdir}`;
     this.runs = [];

@@ -287,6 +287,8 @@ def test_log_directory_source_reads_event_files_incrementally(tmp_path):
     writer.flush()
     assert board.poll() == 1
     writer.close()
+    alone = SummaryDashboard(LogDirSource(tmp_path / "train"), start=False)  # run "." itself
+    assert alone.scalars.points_of("train", "loss")["steps"] == [0, 1, 2, 3]
 
 
 # --- timeline ------------------------------------------------------------------------------------
