@@ -7,11 +7,33 @@ The ops live in ``ops/linalg_ops.py`` (products, inverse, determinant, eye, trac
     chol = tf.linalg.cholesky(a)
     x = tf.linalg.cholesky_solve(chol, b)
 
-Not here: the ``LinearOperator`` classes, ``lu`` and its solvers, ``sqrtm``, the tridiagonal
-solvers and ``eigh_tridiagonal``.
+The ``LinearOperator`` classes are in ``linear_operator.py`` and
+``linear_operator_structured.py``. Not here: ``lu``, ``sqrtm`` and the tridiagonal solvers.
 """
 
 from nbflow.framework import ops as ops_lib
+from nbflow.linear_operator import (
+    LinearOperator,
+    LinearOperatorAdjoint,
+    LinearOperatorComposition,
+    LinearOperatorDiag,
+    LinearOperatorFullMatrix,
+    LinearOperatorIdentity,
+    LinearOperatorInversion,
+    LinearOperatorLowerTriangular,
+    LinearOperatorScaledIdentity,
+    LinearOperatorZeros,
+)
+from nbflow.linear_operator_structured import (
+    LinearOperatorBlockDiag,
+    LinearOperatorCirculant,
+    LinearOperatorCirculant2D,
+    LinearOperatorCirculant3D,
+    LinearOperatorHouseholder,
+    LinearOperatorKronecker,
+    LinearOperatorLowRankUpdate,
+    LinearOperatorToeplitz,
+)
 from nbflow.nn import l2_normalize
 from nbflow.ops.clip_ops import global_norm
 from nbflow.ops.einsum_ops import einsum, tensordot
@@ -57,6 +79,24 @@ def normalize(tensor, ord="euclidean", axis=None, name=None):  # noqa: A002 - Te
 
 
 __all__ = [
+    "LinearOperator",
+    "LinearOperatorAdjoint",
+    "LinearOperatorBlockDiag",
+    "LinearOperatorCirculant",
+    "LinearOperatorCirculant2D",
+    "LinearOperatorCirculant3D",
+    "LinearOperatorComposition",
+    "LinearOperatorDiag",
+    "LinearOperatorFullMatrix",
+    "LinearOperatorHouseholder",
+    "LinearOperatorIdentity",
+    "LinearOperatorInversion",
+    "LinearOperatorKronecker",
+    "LinearOperatorLowRankUpdate",
+    "LinearOperatorLowerTriangular",
+    "LinearOperatorScaledIdentity",
+    "LinearOperatorToeplitz",
+    "LinearOperatorZeros",
     "adjoint",
     "band_part",
     "cholesky",
