@@ -13,5 +13,5 @@ from nbflow.ops import image_color_ops, image_ops, resize_bicubic_area_ops, resi
 from nbflow.ops import sparse_math_ops, sparse_ops  # noqa: F401
 from nbflow.ops import linalg_decompositions, linalg_structure  # noqa: F401
 from nbflow.ops import stateless_random_ops  # noqa: F401
-from nbflow.ops import string_ops, string_split_ops  # noqa: F401
+from nbflow.ops import string_ops, string_split_ops, unicode_ops  # noqa: F401
 from nbflow.ops import math_special  # noqa: F401
