@@ -232,6 +232,7 @@ from nbflow.ops.linalg_structure import (  # noqa: E402
     matrix_diag_part,
     matrix_set_diag,
 )
+from nbflow.ops.linalg_lu_sqrtm import matrix_square_root  # noqa: E402
 from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
 from nbflow import strings  # noqa: E402
 from nbflow.ops.string_ops import as_string, regex_replace  # noqa: E402

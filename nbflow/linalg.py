@@ -8,7 +8,8 @@ The ops live in ``ops/linalg_ops.py`` (products, inverse, determinant, eye, trac
     x = tf.linalg.cholesky_solve(chol, b)
 
 The ``LinearOperator`` classes are in ``linear_operator.py`` and
-``linear_operator_structured.py``. Not here: ``lu``, ``sqrtm`` and the tridiagonal solvers.
+``linear_operator_structured.py``; ``lu`` and ``sqrtm`` in ``ops/linalg_lu_sqrtm.py``, the
+tridiagonal product and solve in ``ops/linalg_tridiagonal.py``.
 """
 
 from nbflow.framework import ops as ops_lib
@@ -58,6 +59,7 @@ from nbflow.ops.linalg_decompositions import (
 from nbflow.ops.linalg_decompositions import matrix_exponential as expm
 from nbflow.ops.linalg_decompositions import matrix_solve as solve
 from nbflow.ops.linalg_decompositions import matrix_triangular_solve as triangular_solve
+from nbflow.ops.linalg_lu_sqrtm import lu, sqrtm
 from nbflow.ops.linalg_ops import diag as tensor_diag
 from nbflow.ops.linalg_ops import diag_part as tensor_diag_part
 from nbflow.ops.linalg_ops import eye, matmul, trace
@@ -67,6 +69,7 @@ from nbflow.ops.linalg_structure import band_part, cross
 from nbflow.ops.linalg_structure import matrix_diag as diag
 from nbflow.ops.linalg_structure import matrix_diag_part as diag_part
 from nbflow.ops.linalg_structure import matrix_set_diag as set_diag
+from nbflow.ops.linalg_tridiagonal import tridiagonal_matmul, tridiagonal_solve
 
 transpose = matrix_transpose
 
@@ -115,6 +118,7 @@ __all__ = [
     "l2_normalize",
     "logdet",
     "logm",
+    "lu",
     "lstsq",
     "matmul",
     "matrix_rank",
@@ -127,6 +131,7 @@ __all__ = [
     "set_diag",
     "slogdet",
     "solve",
+    "sqrtm",
     "svd",
     "tensor_diag",
     "tensor_diag_part",
@@ -134,4 +139,6 @@ __all__ = [
     "trace",
     "transpose",
     "triangular_solve",
+    "tridiagonal_matmul",
+    "tridiagonal_solve",
 ]
