@@ -11,6 +11,8 @@ values (``string_hash``). Splitting, joining along axes and ``format`` are in
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from typing import Any
@@ -362,6 +364,35 @@ class StringJoin(StringOp):
         return out
 
 
+class EncodeBase64(_ElementwiseString):
+    """Each string in web-safe base64 (``-`` and ``_``), padded with ``=`` when ``pad``."""
+
+    attrs = {"pad": False}
+    samples = [Sample(input=_WORDS), Sample(input=_WORDS, pad=True)]
+
+    def compute(self, ctx: KernelContext, input: Any, pad: bool) -> Any:
+        def encode(s: bytes) -> bytes:
+            text = base64.urlsafe_b64encode(s)
+            return text if pad else text.rstrip(b"=")
+
+        return map_strings(encode, input)
+
+
+class DecodeBase64(_ElementwiseString):
+    """Each web-safe base64 string decoded (padding optional)."""
+
+    samples = [Sample(input=strings("SGVsbG8", "YSBi", ""))]
+
+    def compute(self, ctx: KernelContext, input: Any) -> Any:
+        def decode(s: bytes) -> bytes:
+            try:
+                return base64.urlsafe_b64decode(s + b"=" * (-len(s) % 4))
+            except (binascii.Error, ValueError):
+                raise ValueError(f"Invalid character found in base64: {s!r}") from None
+
+        return map_strings(decode, input)
+
+
 # --- builders -------------------------------------------------------------------------------------
 def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None, name=None):
     return ops_lib.get_default_graph().create_op(op_type, inputs, attrs or {}, name=name).outputs[0]
@@ -491,6 +522,21 @@ def as_string(
     return _create("AsString", [ops_lib.convert_to_tensor(input, name="input")], attrs, name)
 
 
+def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> Tensor:
+    """Each string in web-safe base64.
+
+    >>> import nbflow as tf
+    >>> tf.Session().run(tf.encode_base64(["Hello"])).tolist()
+    [b'SGVsbG8']
+    """
+    return _create("EncodeBase64", [_string(input)], {"pad": bool(pad)}, name)
+
+
+def decode_base64(input: Any, name: str | None = None) -> Tensor:
+    """Each web-safe base64 string decoded."""
+    return _create("DecodeBase64", [_string(input)], {}, name)
+
+
 def join(inputs: Any, separator: str = "", name: str | None = None) -> Tensor:
     """The elementwise concatenation of the string tensors ``inputs``, with ``separator``.
 
@@ -504,6 +550,8 @@ def join(inputs: Any, separator: str = "", name: str | None = None) -> Tensor:
 
 __all__ = [
     "as_string",
+    "decode_base64",
+    "encode_base64",
     "join",
     "length",
     "lower",

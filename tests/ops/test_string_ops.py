@@ -125,6 +125,9 @@ def test_numeric_results_equal_tensorflows(name, build):
             "unicode_transcode_bad",
             lambda: tf.strings.unicode_transcode([b"a\xffb"], "UTF-8", "UTF-8"),
         ),
+        ("encode_base64", lambda: tf.encode_base64(WORDS)),
+        ("encode_base64_pad", lambda: tf.encode_base64(WORDS, pad=True)),
+        ("decode_base64", lambda: tf.decode_base64(tf.encode_base64(WORDS))),
         (
             "unsorted_segment_join",
             lambda: tf.strings.unsorted_segment_join(["a", "b", "c", "d"], [1, 0, 1, 3], 4, ":"),
