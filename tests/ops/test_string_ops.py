@@ -157,8 +157,7 @@ def test_splits_give_tensorflows_sparse_tensor(name, build):
 def test_to_number_of_a_non_number_fails_with_tensorflows_message(bad):
     with pytest.raises(tf.errors.InvalidArgumentError) as info:
         run(tf.strings.to_number([bad]))
-    want = FIXTURE[f"to_number_error_{bad}"].splitlines()
-    assert next(line for line in want if line.startswith("StringToNumberOp")) in str(info.value)
+    assert FIXTURE[f"to_number_error_{bad}"] in str(info.value)
 
 
 def test_join_broadcasts_scalars_and_upper_matches_python():
