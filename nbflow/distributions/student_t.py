@@ -26,7 +26,7 @@ from nbflow.distributions.gamma_family import Dirichlet, _nan_where, _positive
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops import array_ops, math_ops, random_ops
-from nbflow.ops.math_special import digamma, lgamma
+from nbflow.ops.math_special import betainc, digamma, lgamma
 
 Tensor = ops_lib.Tensor
 
@@ -110,6 +110,15 @@ class StudentT(Distribution):
             - lgamma(0.5 * df)
             + lgamma(0.5 * (df + 1.0))
         )
+
+    def _cdf(self, x: Tensor) -> Tensor:
+        # P(T <= t) = 1 - I_{df/(df+t^2)}(df/2, 1/2) / 2 for t >= 0, mirrored for t < 0.
+        df = self._df * self._ones()
+        t = (x - self._loc) / self._scale
+        tail = 0.5 * betainc(
+            0.5 * df, 0.5 * array_ops.ones_like(df), df / (df + math_ops.square(t))
+        )
+        return array_ops.where_v2(math_ops.less(t, 0.0), tail, 1.0 - tail)
 
     def _entropy(self) -> Tensor:
         df = self._df * self._ones()

@@ -1,4 +1,4 @@
-"""Special functions: Lgamma, Digamma, Polygamma, Erf, Erfc and Igamma (``scipy.special``).
+"""Special functions: Lgamma, Digamma, Polygamma, Erf, Erfc, Igamma, Betainc (``scipy.special``).
 
 The kernels call ``scipy.special`` for NumPy arrays and ``cupyx.scipy.special`` for CuPy
 arrays; the gradients are the textbook derivatives (lgamma' = digamma, digamma' = polygamma(1),
@@ -17,17 +17,20 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nbflow.framework import ops as ops_lib
-from nbflow.framework.op_def import KernelContext, Sample
+from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
+from nbflow.framework.tensor_shape import broadcast_shapes
 from nbflow.ops.math_binary import (
     _FLOATS,
     _POSITIVE,
     BinaryOp,
     _binary_grads,
+    _check_dtype,
     _create,
+    _unbroadcast,
     multiply,
     subtract,
 )
-from nbflow.ops.math_unary import UnaryOp, exp, log, negative, square
+from nbflow.ops.math_unary import UnaryOp, exp, log, log1p, negative, square
 
 Tensor = ops_lib.Tensor
 
@@ -128,6 +131,38 @@ class Igamma(BinaryOp):
         return _binary_grads(op, None, multiply(grad, exp(log_density)))
 
 
+class Betainc(OpDef):
+    """I_x(a, b), the regularized incomplete beta function (gradient in ``x`` only)."""
+
+    inputs = ("a", "b", "x")
+    samples = [Sample(a=_POSITIVE, b=_POSITIVE[::-1], x=np.linspace(0.1, 0.9, 6).reshape(2, 3))]
+
+    def infer(self, a: TensorSpec, b: TensorSpec, x: TensorSpec) -> TensorSpec:
+        for name, spec in (("a", a), ("b", b), ("x", x)):
+            _check_dtype(self.type, name, spec, _FLOATS)
+            if spec.dtype.base_dtype is not a.dtype.base_dtype:
+                raise TypeError(f"Betainc: '{name}' is {spec.dtype.name}, 'a' is {a.dtype.name}")
+        shape = broadcast_shapes(broadcast_shapes(a.shape, b.shape), x.shape)
+        return TensorSpec(shape, a.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, a: Any, b: Any, x: Any) -> Any:
+        return special_functions(ctx.xp).betainc(a, b, x).astype(x.dtype, copy=False)
+
+    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
+        a, b, x = op.inputs  # d/dx I_x(a, b) = x^(a-1) (1-x)^(b-1) / B(a, b)
+        log_beta = lgamma(a) + lgamma(b) - lgamma(a + b)
+        partial = exp((a - 1.0) * log(x) + (b - 1.0) * log1p(-x) - log_beta)
+        return [None, None, _unbroadcast(multiply(grad, partial), x)]
+
+
+def betainc(a: Any, b: Any, x: Any, name: str | None = None) -> Tensor:
+    """I_x(a, b), the regularized incomplete beta function."""
+    a = ops_lib.convert_to_tensor(a)
+    b = ops_lib.convert_to_tensor(b, dtype=a.dtype.base_dtype)
+    x = ops_lib.convert_to_tensor(x, dtype=a.dtype.base_dtype)
+    return _create("Betainc", [a, b, x], name=name)
+
+
 def lgamma(x: Any, name: str | None = None) -> Tensor:
     """log |Gamma(x)|, elementwise."""
     return _create("Lgamma", [ops_lib.convert_to_tensor(x)], name=name)
@@ -162,4 +197,4 @@ def igamma(a: Any, x: Any, name: str | None = None) -> Tensor:
     return _create("Igamma", [a, x], name=name)
 
 
-__all__ = ["digamma", "erf", "erfc", "igamma", "lgamma", "polygamma"]
+__all__ = ["betainc", "digamma", "erf", "erfc", "igamma", "lgamma", "polygamma"]
