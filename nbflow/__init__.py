@@ -236,7 +236,7 @@ from nbflow.ops.linalg_lu_sqrtm import matrix_square_root  # noqa: E402
 from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
 from nbflow import strings  # noqa: E402
 from nbflow.ops.string_ops import as_string, decode_base64, encode_base64  # noqa: E402
-from nbflow.ops.string_ops import regex_replace  # noqa: E402
+from nbflow.ops.string_ops import fingerprint, regex_replace  # noqa: E402
 from nbflow.ops.string_ops import join as string_join  # noqa: E402
 from nbflow.ops.string_ops import strip as string_strip  # noqa: E402
 from nbflow.ops.string_ops import substr  # noqa: E402

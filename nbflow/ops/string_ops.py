@@ -364,6 +364,43 @@ class StringJoin(StringOp):
         return out
 
 
+class Fingerprint(StringOp):
+    """FarmHash ``Fingerprint64`` of each row of ``data`` (its bytes; for strings, each string's
+    fingerprint, and for rows of several strings the fingerprint of those fingerprints), as 8
+    little-endian bytes: uint8 ``[batch, 8]``, TensorFlow's values."""
+
+    inputs = ("data", "method")
+    samples = [
+        Sample(data=_WORDS, method=np.array(b"farmhash64", object)),
+        Sample(
+            data=np.arange(6, dtype=np.int32).reshape(3, 2), method=np.array(b"farmhash64", object)
+        ),
+    ]
+
+    def infer(self, data: TensorSpec, method: TensorSpec) -> TensorSpec:
+        shape = data.shape.with_rank_at_least(1)
+        method.shape.with_rank(0)
+        batch = None if shape.dims is None else shape.dims[0]
+        return TensorSpec(TensorShape([batch, 8]), dtypes.uint8)
+
+    def compute(self, ctx: KernelContext, data: Any, method: Any) -> Any:
+        if _as_bytes(method) != b"farmhash64":
+            raise ValueError(f"Unsupported fingerprint method: {_as_bytes(method)!r}")
+        array = np.asarray(data)
+        rows = []
+        for row in array:
+            if array.dtype == object:
+                if array.ndim == 1:
+                    value = fingerprint64(row)
+                else:
+                    parts = (fingerprint64(s).to_bytes(8, "little") for s in np.ravel(row))
+                    value = fingerprint64(b"".join(parts))
+            else:
+                value = fingerprint64(np.ascontiguousarray(row).tobytes())
+            rows.append(np.frombuffer(value.to_bytes(8, "little"), np.uint8))
+        return np.stack(rows) if rows else np.zeros((0, 8), np.uint8)
+
+
 class EncodeBase64(_ElementwiseString):
     """Each string in web-safe base64 (``-`` and ``_``), padded with ``=`` when ``pad``."""
 
@@ -532,6 +569,17 @@ def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> Ten
     return _create("EncodeBase64", [_string(input)], {"pad": bool(pad)}, name)
 
 
+def fingerprint(data: Any, method: str = "farmhash64", name: str | None = None) -> Tensor:
+    """The FarmHash fingerprint of each row of ``data`` as uint8 ``[batch, 8]``.
+
+    >>> import nbflow as tf
+    >>> tf.Session().run(tf.fingerprint(["a"])).tolist()
+    [[227, 117, 223, 182, 101, 66, 69, 179]]
+    """
+    x = ops_lib.convert_to_tensor(data, name="data")
+    return _create("Fingerprint", [x, _string(method, "method")], {}, name)
+
+
 def decode_base64(input: Any, name: str | None = None) -> Tensor:
     """Each web-safe base64 string decoded."""
     return _create("DecodeBase64", [_string(input)], {}, name)
@@ -552,6 +600,7 @@ __all__ = [
     "as_string",
     "decode_base64",
     "encode_base64",
+    "fingerprint",
     "join",
     "length",
     "lower",

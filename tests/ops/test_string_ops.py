@@ -64,6 +64,10 @@ def sparse(st):
             lambda: tf.strings.unicode_decode_with_offsets(BAD_UTF8, "UTF-8")[1],
         ),
         ("unicode_decode_bad", lambda: tf.strings.unicode_decode(BAD_UTF8, "UTF-8")),
+        ("fingerprint_strings", lambda: tf.fingerprint(WORDS)),
+        ("fingerprint_string_rows", lambda: tf.fingerprint([["a", "b"], ["c", "d"]])),
+        ("fingerprint_int32", lambda: tf.fingerprint(np.arange(6, dtype=np.int32).reshape(3, 2))),
+        ("fingerprint_float32", lambda: tf.fingerprint(np.array([1.5, 2.0], np.float32))),
     ],
 )
 def test_numeric_results_equal_tensorflows(name, build):
