@@ -275,3 +275,13 @@ def test_dirichlet_multinomial_agrees_with_scipy():
     draws = run(d.sample(4000, seed=5))
     assert draws.shape == (4000, 3) and (draws.sum(-1) == 6).all()
     np.testing.assert_allclose(draws.mean(0), ref.mean(), atol=0.1)
+
+
+def test_sample_shape_may_be_a_tensor_and_copy_overrides_parameters():
+    d = tfd.Normal(np.zeros(3), 1.0)
+    shape = tf.placeholder(tf.int32, [2])
+    with tf.Session() as sess:
+        drawn = sess.run(d.sample(shape, seed=1), {shape: [4, 5]})
+    assert drawn.shape == (4, 5, 3)
+    wider = d.copy(scale=np.float64(3.0))
+    assert isinstance(wider, tfd.Normal) and run(wider.stddev()).tolist() == [3.0, 3.0, 3.0]

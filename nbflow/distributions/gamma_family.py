@@ -161,7 +161,9 @@ class Exponential(Gamma):
             allow_nan_stats=allow_nan_stats,
             name=name,
         )
-        self._parameters = {k: v for k, v in parameters.items() if k != "self"}
+        self._parameters = {
+            k: v for k, v in parameters.items() if k != "self" and not k.startswith("__")
+        }
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         # -log(u) / rate with u in (0, 1]: the inverse CDF, reparameterized through rate.
