@@ -212,14 +212,12 @@ from nbflow import test  # noqa: E402 - tf.test.is_gpu_available
 # --- tf.linalg, tf.random, tf.strings, tf.distributions (and their TF1 top-level aliases) ---------
 from nbflow import linalg  # noqa: E402
 from nbflow import random  # noqa: E402, A004 - TensorFlow's tf.random, not the stdlib module
+from nbflow.ops.linalg_composites import cholesky_solve, matrix_solve_ls, norm  # noqa: E402
 from nbflow.ops.linalg_decompositions import (  # noqa: E402
     cholesky,
-    cholesky_solve,
     matrix_solve,
-    matrix_solve_ls,
     matrix_transpose,
     matrix_triangular_solve,
-    norm,
     qr,
     self_adjoint_eig,
     self_adjoint_eigvals,
@@ -232,7 +230,7 @@ from nbflow.ops.linalg_structure import (  # noqa: E402
     matrix_diag_part,
     matrix_set_diag,
 )
-from nbflow.ops.linalg_lu_sqrtm import matrix_square_root  # noqa: E402
+from nbflow.ops.matrix_functions import matrix_square_root  # noqa: E402
 from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
 from nbflow import strings  # noqa: E402
 from nbflow.ops.string_ops import as_string, decode_base64, encode_base64  # noqa: E402

@@ -2,14 +2,15 @@
 
 The ops live in ``ops/linalg_ops.py`` (products, inverse, determinant, eye, trace),
 ``ops/linalg_structure.py`` (band parts, diagonals, cross) and ``ops/linalg_decompositions.py``
-(Cholesky, QR, SVD, eigh, solves, expm); this module only gives them their ``tf.linalg`` names.
+(Cholesky, QR, SVD, eigh, solves); this module only gives them their ``tf.linalg`` names.
 
     chol = tf.linalg.cholesky(a)
     x = tf.linalg.cholesky_solve(chol, b)
 
 The ``LinearOperator`` classes are in ``linear_operator.py`` and
-``linear_operator_structured.py``; ``lu`` and ``sqrtm`` in ``ops/linalg_lu_sqrtm.py``, the
-tridiagonal product and solve in ``ops/linalg_tridiagonal.py``.
+``linear_operator_structured.py``; composites in ``ops/linalg_composites.py``, ``expm``/``logm``/
+``sqrtm`` in ``ops/matrix_functions.py``, ``lu`` in ``ops/lu_ops.py`` and the tridiagonal product
+and solve in ``ops/linalg_tridiagonal.py``.
 """
 
 from nbflow.framework import ops as ops_lib
@@ -38,28 +39,30 @@ from nbflow.linear_operator_structured import (
 from nbflow.nn import l2_normalize
 from nbflow.ops.clip_ops import global_norm
 from nbflow.ops.einsum_ops import einsum, tensordot
-from nbflow.ops.linalg_decompositions import (
-    adjoint,
-    cholesky,
+from nbflow.ops.linalg_composites import (
     cholesky_solve,
-    eigh,
-    eigvalsh,
     logdet,
-    logm,
     lstsq,
     matrix_rank,
-    matrix_transpose,
     matvec,
     norm,
     pinv,
+)
+from nbflow.ops.linalg_decompositions import (
+    adjoint,
+    cholesky,
+    eigh,
+    eigvalsh,
+    matrix_transpose,
     qr,
     slogdet,
     svd,
 )
-from nbflow.ops.linalg_decompositions import matrix_exponential as expm
 from nbflow.ops.linalg_decompositions import matrix_solve as solve
 from nbflow.ops.linalg_decompositions import matrix_triangular_solve as triangular_solve
-from nbflow.ops.linalg_lu_sqrtm import lu, sqrtm
+from nbflow.ops.lu_ops import lu
+from nbflow.ops.matrix_functions import logm, sqrtm
+from nbflow.ops.matrix_functions import matrix_exponential as expm
 from nbflow.ops.linalg_ops import diag as tensor_diag
 from nbflow.ops.linalg_ops import diag_part as tensor_diag_part
 from nbflow.ops.linalg_ops import eye, matmul, trace

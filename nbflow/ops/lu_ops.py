@@ -1,12 +1,8 @@
-"""The LU factorization (``Lu``) and the principal matrix square root (``MatrixSquareRoot``).
+"""The LU factorization ``Lu``, in TensorFlow's packed form.
 
 ``Lu`` gives TensorFlow's packed form: ``lu`` holds ``U`` on and above the diagonal and the unit
 lower triangular ``L`` below it, and ``p`` is the row permutation with ``input[p] = L U``
 (partial pivoting, as LAPACK's getrf). It has no gradient (as in TensorFlow 1.15).
-
-``MatrixSquareRoot`` is SciPy's ``sqrtm`` (Schur method) on the host. Its gradient solves the
-Sylvester equation of ``dA = X dX + dX X``: given ``G = dL/dX``, ``dL/dA = S`` with
-``X^H S + S X^H = G`` (``MatrixSquareRootGrad``, SciPy's Bartels-Stewart solver).
 """
 
 from __future__ import annotations
@@ -20,8 +16,7 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
-from nbflow.ops.linalg_decompositions import _batched_host, _square, adjoint
-from nbflow.ops.math_binary import _create
+from nbflow.ops.linalg_decompositions import _square
 
 Tensor = ops_lib.Tensor
 
@@ -71,59 +66,4 @@ def lu(input: Any, output_idx_type: Any = dtypes.int32, name: str | None = None)
     return op.outputs[0], op.outputs[1]
 
 
-class MatrixSquareRoot(OpDef):
-    """The principal square root of each square matrix."""
-
-    inputs = ("input",)
-    cost = "expensive"
-    cpu_only = True
-    samples = [Sample(input=_SPD), Sample(input=np.stack([_SPD, _SPD.T @ _SPD]))]
-
-    def infer(self, input: TensorSpec) -> TensorSpec:
-        return TensorSpec(_square(self.type, input), input.dtype.base_dtype)
-
-    def compute(self, ctx: KernelContext, input: Any) -> Any:
-        def root(matrix: np.ndarray) -> np.ndarray:
-            value = scipy.linalg.sqrtm(matrix)
-            return value.real if np.isrealobj(matrix) else value
-
-        return _batched_host(input, root)
-
-    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        root_h = adjoint(op.outputs[0])
-        return [_create("MatrixSquareRootGrad", [root_h, grad])]
-
-
-class MatrixSquareRootGrad(OpDef):
-    """``S`` with ``A S + S A = G`` for each matrix pair (a Sylvester equation)."""
-
-    inputs = ("a", "g")
-    cost = "expensive"
-    cpu_only = True
-    differentiable = False
-    samples = [Sample(a=_SPD, g=(3, 3))]
-
-    def infer(self, a: TensorSpec, g: TensorSpec) -> TensorSpec:
-        return TensorSpec(g.shape, g.dtype.base_dtype)
-
-    def compute(self, ctx: KernelContext, a: Any, g: Any) -> Any:
-        a, g = np.asarray(a), np.asarray(g)
-        flat_a = a.reshape((-1,) + a.shape[-2:])
-        flat_g = g.reshape((-1,) + g.shape[-2:])
-        out = np.stack([scipy.linalg.solve_sylvester(x, x, q) for x, q in zip(flat_a, flat_g)])
-        return out.reshape(g.shape).astype(g.dtype, copy=False)
-
-
-def sqrtm(input: Any, name: str | None = None) -> Tensor:
-    """The principal square root of each square matrix.
-
-    >>> import nbflow as tf
-    >>> tf.Session().run(tf.linalg.sqrtm([[4.0, 0.0], [0.0, 9.0]])).tolist()
-    [[2.0, 0.0], [0.0, 3.0]]
-    """
-    return _create("MatrixSquareRoot", [ops_lib.convert_to_tensor(input)], name=name)
-
-
-matrix_square_root = sqrtm  # TF1's top-level name
-
-__all__ = ["lu", "matrix_square_root", "sqrtm"]
+__all__ = ["lu"]
