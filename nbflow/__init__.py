@@ -234,13 +234,14 @@ from nbflow.ops.matrix_functions import matrix_square_root  # noqa: E402
 from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
 from nbflow import strings  # noqa: E402
 from nbflow.ops.string_ops import as_string, decode_base64, encode_base64  # noqa: E402
-from nbflow.ops.string_ops import fingerprint, regex_replace  # noqa: E402
+from nbflow.ops.string_hash_ops import fingerprint  # noqa: E402
+from nbflow.ops.string_ops import regex_replace  # noqa: E402
 from nbflow.ops.string_ops import join as string_join  # noqa: E402
 from nbflow.ops.string_ops import strip as string_strip  # noqa: E402
 from nbflow.ops.string_ops import substr  # noqa: E402
-from nbflow.ops.string_ops import to_hash_bucket as string_to_hash_bucket  # noqa: E402
-from nbflow.ops.string_ops import to_hash_bucket_fast as string_to_hash_bucket_fast  # noqa: E402
-from nbflow.ops.string_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
+from nbflow.ops.string_hash_ops import to_hash_bucket as string_to_hash_bucket  # noqa: E402
+from nbflow.ops.string_hash_ops import to_hash_bucket_fast as string_to_hash_bucket_fast  # noqa: E402
+from nbflow.ops.string_hash_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
 from nbflow.ops.string_ops import to_number as string_to_number  # noqa: E402
 from nbflow.ops.string_split_ops import reduce_join, string_split  # noqa: E402
 from nbflow import distributions  # noqa: E402

@@ -22,12 +22,10 @@ from nbflow.ops.string_ops import (
     regex_replace,
     strip,
     substr,
-    to_hash_bucket,
-    to_hash_bucket_fast,
-    to_hash_bucket_strong,
     to_number,
     upper,
 )
+from nbflow.ops.string_hash_ops import to_hash_bucket, to_hash_bucket_fast, to_hash_bucket_strong
 from nbflow.ops.string_split_ops import format, reduce_join, split  # noqa: A004
 from nbflow.ops.unicode_ops import (
     bytes_split,
