@@ -270,14 +270,12 @@ from nbflow.ops.segment_reductions import (  # noqa: E402
 # --- tf.linalg, tf.random, tf.strings, tf.distributions (and their TF1 top-level aliases) ---------
 from nbflow import linalg  # noqa: E402
 from nbflow import random  # noqa: E402, A004 - TensorFlow's tf.random, not the stdlib module
+from nbflow.ops.linalg_composites import cholesky_solve, matrix_solve_ls, norm  # noqa: E402
 from nbflow.ops.linalg_decompositions import (  # noqa: E402
     cholesky,
-    cholesky_solve,
     matrix_solve,
-    matrix_solve_ls,
     matrix_transpose,
     matrix_triangular_solve,
-    norm,
     qr,
     self_adjoint_eig,
     self_adjoint_eigvals,
@@ -290,15 +288,18 @@ from nbflow.ops.linalg_structure import (  # noqa: E402
     matrix_diag_part,
     matrix_set_diag,
 )
+from nbflow.ops.matrix_functions import matrix_square_root  # noqa: E402
 from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
 from nbflow import strings  # noqa: E402
-from nbflow.ops.string_ops import as_string, regex_replace  # noqa: E402
+from nbflow.ops.string_ops import as_string, decode_base64, encode_base64  # noqa: E402
+from nbflow.ops.string_hash_ops import fingerprint  # noqa: E402
+from nbflow.ops.string_ops import regex_replace  # noqa: E402
 from nbflow.ops.string_ops import join as string_join  # noqa: E402
 from nbflow.ops.string_ops import strip as string_strip  # noqa: E402
 from nbflow.ops.string_ops import substr  # noqa: E402
-from nbflow.ops.string_ops import to_hash_bucket as string_to_hash_bucket  # noqa: E402
-from nbflow.ops.string_ops import to_hash_bucket_fast as string_to_hash_bucket_fast  # noqa: E402
-from nbflow.ops.string_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
+from nbflow.ops.string_hash_ops import to_hash_bucket as string_to_hash_bucket  # noqa: E402
+from nbflow.ops.string_hash_ops import to_hash_bucket_fast as string_to_hash_bucket_fast  # noqa: E402
+from nbflow.ops.string_hash_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
 from nbflow.ops.string_ops import to_number as string_to_number  # noqa: E402
 from nbflow.ops.string_split_ops import reduce_join, string_split  # noqa: E402
 from nbflow import distributions  # noqa: E402
