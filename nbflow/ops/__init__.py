@@ -14,3 +14,4 @@ from nbflow.ops import sparse_math_ops, sparse_ops  # noqa: F401
 from nbflow.ops import math_special  # noqa: F401 - tf.math's special functions
 from nbflow.ops import segment_reductions  # noqa: F401 - segment max/min/mean/prod
 from nbflow.ops import math_composite  # noqa: F401 - tf.math functions built from ops
+from nbflow.ops import lookup_ops, rearrange_ops  # noqa: F401 - tables_initializer, roll, ...
