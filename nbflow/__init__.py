@@ -281,8 +281,11 @@ from nbflow.compat import (  # noqa: E402
 from nbflow.errors import OpError  # noqa: E402
 from nbflow.framework.tensor_shape import dimension_value  # noqa: E402
 from nbflow.framework.tf1_helpers import (  # noqa: E402
+    VariableAggregation,
+    VariableSynchronization,
     assert_same_float_dtype,
     broadcast_static_shape,
+    convert_to_tensor_or_indexed_slices,
     dimension_at_index,
     get_static_value,
     is_numeric_tensor,
@@ -291,6 +294,24 @@ from nbflow.framework.tf1_helpers import (  # noqa: E402
 )
 from nbflow.gradients import NotDifferentiable as NoGradient  # noqa: E402
 from nbflow.ops.lookup_ops import initialize_all_tables, tables_initializer  # noqa: E402
+from nbflow.ops.branch_and_check_ops import (  # noqa: E402
+    assert_variables_initialized,
+    broadcast_dynamic_shape,
+    switch_case,
+)
+from nbflow.ops.scatter_ops import (  # noqa: E402
+    batch_scatter_update,
+    scatter_add,
+    scatter_div,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_nd_add,
+    scatter_nd_sub,
+    scatter_nd_update,
+    scatter_sub,
+    scatter_update,
+)
 from nbflow.ops.rearrange_ops import (  # noqa: E402
     batch_gather,
     clip_by_average_norm,

@@ -27,6 +27,7 @@ WARN = logging.WARN
 ERROR = logging.ERROR
 FATAL = logging.FATAL
 
+
 class _DefaultHandler(logging.StreamHandler):
     """Prints while the process has configured no logging of its own; once the root logger has
     handlers (``absl.app.run`` under ``tf.app.run``, ``logging.basicConfig``), records reach

@@ -11,12 +11,14 @@ value of a tensor when it has one (``get_static_value``), dtype checks and the d
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
+from nbflow.framework.indexed_slices import IndexedSlices
 from nbflow.framework.tensor_shape import TensorShape, as_shape, broadcast_shapes
 
 Tensor = ops_lib.Tensor
@@ -74,3 +76,28 @@ def op_scope(values: Any, name: str | None, default_name: str | None = None) -> 
     """The deprecated ``tf.op_scope(values, name, default_name)``: ``tf.name_scope`` reordered."""
     with ops_lib.name_scope(name, default_name, values) as scope:
         yield scope
+
+
+def convert_to_tensor_or_indexed_slices(value: Any, dtype: Any = None, name: str | None = None):
+    """``value`` itself when it is an IndexedSlices, else ``convert_to_tensor(value)``."""
+    if isinstance(value, IndexedSlices):
+        return value
+    return ops_lib.convert_to_tensor(value, dtype=dtype, name=name)
+
+
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable's replicas are synchronized (accepted, as in TF 1.15)."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """How updates to a distributed variable's replicas combine (accepted, as in TF 1.15)."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3

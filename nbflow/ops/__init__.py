@@ -15,3 +15,5 @@ from nbflow.ops import math_special  # noqa: F401 - tf.math's special functions
 from nbflow.ops import segment_reductions  # noqa: F401 - segment max/min/mean/prod
 from nbflow.ops import math_composite  # noqa: F401 - tf.math functions built from ops
 from nbflow.ops import lookup_ops, rearrange_ops  # noqa: F401 - tables_initializer, roll, ...
+from nbflow.ops import scatter_ops  # noqa: F401 - tf.scatter_* on variables
+from nbflow.ops import branch_and_check_ops  # noqa: F401 - switch_case, assert_variables_initialized

@@ -144,3 +144,86 @@ def test_tensorflow_2_switches_are_noops_reporting_tf1_behaviour():
     ):
         assert switch() is None
     assert tf.control_flow_v2_enabled() is False and tf.resource_variables_enabled() is False
+
+
+# --- variable scatters ----------------------------------------------------------------------------
+def scatter_result(initial, build):
+    v = tf.Variable(np.array(initial))
+    updated = build(v)
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        first = sess.run(updated)
+        return first, sess.run(v)
+
+
+@pytest.mark.parametrize(
+    ("build", "expected"),
+    [
+        (lambda v: tf.scatter_update(v, [0, 2], [9.0, 7.0]), [9.0, 2.0, 7.0, 4.0]),
+        (lambda v: tf.scatter_add(v, [0, 0, 3], [1.0, 1.0, 5.0]), [3.0, 2.0, 3.0, 9.0]),
+        (lambda v: tf.scatter_sub(v, [1], [2.0]), [1.0, 0.0, 3.0, 4.0]),
+        (lambda v: tf.scatter_mul(v, [1, 1], [3.0, 2.0]), [1.0, 12.0, 3.0, 4.0]),
+        (lambda v: tf.scatter_div(v, [3], [8.0]), [1.0, 2.0, 3.0, 0.5]),
+        (lambda v: tf.scatter_max(v, [0, 1], [5.0, -5.0]), [5.0, 2.0, 3.0, 4.0]),
+        (lambda v: tf.scatter_min(v, [0, 1], [5.0, -5.0]), [1.0, -5.0, 3.0, 4.0]),
+    ],
+    ids=["update", "add", "sub", "mul", "div", "max", "min"],
+)
+def test_row_scatters_update_the_variable_in_place(build, expected):
+    result, stored = scatter_result([1.0, 2.0, 3.0, 4.0], build)
+    assert result.tolist() == expected and stored.tolist() == expected
+
+
+def test_index_tuple_scatters_and_batch_scatter_update():
+    m = [[1, 2], [3, 4]]
+    got = [
+        scatter_result(m, lambda v: tf.scatter_nd_update(v, [[0, 1], [1, 0]], [7, 8]))[0],
+        scatter_result(m, lambda v: tf.scatter_nd_add(v, [[1]], [[10, 20]]))[0],
+        scatter_result(m, lambda v: tf.scatter_nd_sub(v, [[0, 0], [0, 0]], [1, 1]))[0],
+        scatter_result(m, lambda v: tf.batch_scatter_update(v, [[1], [0]], [[50], [60]]))[0],
+    ]
+    assert [g.tolist() for g in got] == [
+        [[1, 7], [8, 4]],
+        [[1, 2], [13, 24]],
+        [[-1, 2], [3, 4]],
+        [[1, 50], [60, 4]],
+    ]
+
+
+def test_scatter_checks_the_updates_shape():
+    v = tf.Variable(np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="updates"):
+        tf.scatter_update(v, [0, 1], np.zeros((2, 3)))
+
+
+# --- branches and checks --------------------------------------------------------------------------
+def test_switch_case_runs_the_indexed_branch_or_the_default():
+    index = tf.placeholder(tf.int32, [])
+    branches = [lambda: tf.constant(10), lambda: tf.constant(20)]
+    with_default = tf.switch_case(index, branches, default=lambda: tf.constant(-1))
+    last_as_default = tf.switch_case(index, branches)
+    with tf.Session() as sess:
+        got = [sess.run([with_default, last_as_default], {index: i}) for i in (0, 1, 7)]
+    assert [[int(a), int(b)] for a, b in got] == [[10, 10], [20, 20], [-1, 20]]
+
+
+def test_assert_variables_initialized_fails_until_initialized():
+    v = tf.Variable(1.0)
+    check = tf.assert_variables_initialized([v])
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="initialized"):
+            sess.run(check)
+        sess.run(v.initializer)
+        sess.run(check)
+
+
+def test_broadcast_dynamic_shape_pads_and_takes_the_non_one_dimension():
+    got = run(tf.broadcast_dynamic_shape([2, 1, 3], [4, 1]), tf.broadcast_dynamic_shape([1], [0]))
+    assert got[0].tolist() == [2, 4, 3] and got[1].tolist() == [0]
+
+
+def test_convert_to_tensor_or_indexed_slices_keeps_slices():
+    slices = tf.IndexedSlices(tf.constant([[1.0]]), tf.constant([0]), tf.constant([2, 1]))
+    assert tf.convert_to_tensor_or_indexed_slices(slices) is slices
+    assert isinstance(tf.convert_to_tensor_or_indexed_slices([1.0]), tf.Tensor)
+    assert tf.VariableAggregation.SUM.value == 1 and tf.VariableSynchronization.AUTO.value == 0
