@@ -299,6 +299,7 @@ from nbflow.ops.branch_and_check_ops import (  # noqa: E402
     broadcast_dynamic_shape,
     switch_case,
 )
+from nbflow.gradient_tools import custom_gradient, grad_pass_through, hessians  # noqa: E402
 from nbflow.ops.scatter_ops import (  # noqa: E402
     batch_scatter_update,
     scatter_add,
