@@ -325,6 +325,77 @@ from nbflow.ops.example_parsing_ops import (
     parse_single_sequence_example,
 )
 
+# ---- Top-level TensorFlow 1.15 names nbflow lacked: array functions, framework helpers -------
+from nbflow.compat import (  # noqa: E402
+    control_flow_v2_enabled,
+    disable_control_flow_v2,
+    disable_resource_variables,
+    disable_tensor_equality,
+    disable_v2_tensorshape,
+    enable_resource_variables,
+    resource_variables_enabled,
+)
+from nbflow.errors import OpError  # noqa: E402
+from nbflow.framework.tensor_shape import dimension_value  # noqa: E402
+from nbflow.framework.tf1_helpers import (  # noqa: E402
+    VariableAggregation,
+    VariableSynchronization,
+    assert_same_float_dtype,
+    broadcast_static_shape,
+    convert_to_tensor_or_indexed_slices,
+    dimension_at_index,
+    get_static_value,
+    is_numeric_tensor,
+    no_regularizer,
+    op_scope,
+)
+from nbflow.gradients import NotDifferentiable as NoGradient  # noqa: E402
+from nbflow.ops.lookup_ops import initialize_all_tables, tables_initializer  # noqa: E402
+from nbflow.ops.branch_and_check_ops import (  # noqa: E402
+    assert_variables_initialized,
+    broadcast_dynamic_shape,
+    switch_case,
+)
+from nbflow.gradient_tools import custom_gradient, grad_pass_through, hessians  # noqa: E402
+from nbflow.ops.scatter_ops import (  # noqa: E402
+    batch_scatter_update,
+    scatter_add,
+    scatter_div,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_nd_add,
+    scatter_nd_sub,
+    scatter_nd_update,
+    scatter_sub,
+    scatter_update,
+)
+from nbflow.ops.rearrange_ops import (  # noqa: E402
+    batch_gather,
+    clip_by_average_norm,
+    depth_to_space,
+    ensure_shape,
+    guarantee_const,
+    histogram_fixed_width_bins,
+    lin_space,
+    linspace,
+    meshgrid,
+    parallel_stack,
+    repeat,
+    roll,
+    searchsorted,
+    setdiff1d,
+    space_to_depth,
+    tensor_scatter_add,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+    tensor_scatter_sub,
+    tensor_scatter_update,
+    unique_with_counts,
+    unravel_index,
+)
+
 newaxis = None
 __version__ = "0.1.0"
 
