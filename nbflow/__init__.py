@@ -399,6 +399,31 @@ from nbflow.ops.rearrange_ops import (  # noqa: E402
 newaxis = None
 __version__ = "0.1.0"
 
+# ---- issue 16 (api-more): more of TF 1.15's top-level names ----------------------------------
+from nbflow.framework.protos import (  # noqa: E402, F401 - TensorFlow's messages, top level
+    AttrValue,
+    Event,
+    GraphDef,
+    HistogramProto,
+    LogMessage,
+    MetaGraphDef,
+    NodeDef,
+    SessionLog,
+    Summary,
+    SummaryMetadata,
+    TensorInfo,
+    make_ndarray,
+    make_tensor_proto,
+)
+from nbflow.nn_tf1_names import (  # noqa: E402, F401
+    batch_to_space,
+    batch_to_space_nd,
+    required_space_to_batch_paddings,
+    space_to_batch,
+    space_to_batch_nd,
+)
+from nbflow.ops.init_ops import uniform_unit_scaling_initializer  # noqa: E402, F401
+
 # ---- Missing TF names ------------------------------------------------------------------------
 # Last: a TensorFlow 1.15 name nbflow lacks raises an AttributeError that says so and names the
 # closest nbflow alternative (nbflow.api.ledger), in tf and every namespace module.

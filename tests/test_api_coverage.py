@@ -11,9 +11,9 @@ from nbflow.api import coverage, ledger, make_ledger
 # Names of each namespace nbflow must keep offering. Raise a floor when a namespace grows;
 # `python -m nbflow.api.coverage` prints the current counts.
 FLOORS = {
-    "tf": 440,
-    "tf.nn": 52,
-    "tf.nn.rnn_cell": 8,
+    "tf": 505,
+    "tf.nn": 91,
+    "tf.nn.rnn_cell": 10,
     "tf.train": 70,
     "tf.layers": 33,
     "tf.losses": 16,
@@ -25,11 +25,11 @@ FLOORS = {
     "tf.strings": 0,
     "tf.io": 2,
     "tf.data": 6,
-    "tf.summary": 14,
+    "tf.summary": 18,
     "tf.sparse": 15,
     "tf.errors": 36,
     "tf.saved_model": 16,
-    "tf.initializers": 17,
+    "tf.initializers": 20,
     "tf.gfile": 15,
     "tf.app": 2,
     "tf.flags": 66,

@@ -309,3 +309,47 @@ def variables(var_list: list[Any], name: str = "init") -> Any:
     from nbflow.ops import variables as variables_lib
 
     return variables_lib.variables_initializer(var_list, name=name)
+
+
+# --- issue 16 (api-more): the rest of tf.initializers ---------------------------------------------
+class Identity(Initializer):
+    """The identity matrix times ``gain``, for a 2-D shape (rectangular: ones on the diagonal)."""
+
+    def __init__(self, gain: float = 1.0, dtype: Any = dtypes.float32):
+        self.gain = gain
+        self.dtype = dtypes.as_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None):
+        dims = [int(d) for d in shape]
+        if len(dims) != 2:
+            raise ValueError(
+                f"Identity matrix initializer can only be used for 2D matrices: {dims}"
+            )
+        return array_ops.constant(self.gain * np.eye(*dims), dtype=self._dtype(dtype))
+
+    def get_config(self) -> dict[str, Any]:
+        return {"gain": self.gain, "dtype": self.dtype.name}
+
+
+class UniformUnitScaling(Initializer):
+    """Uniform in [-m, m], m = factor * sqrt(3 / fan_in), fan_in = prod(shape[:-1]): keeps the
+    scale of a linear layer's input (TF 1.x, deprecated there for variance_scaling)."""
+
+    def __init__(self, factor: float = 1.0, seed: int | None = None, dtype: Any = dtypes.float32):
+        self.factor, self.seed = factor, seed
+        self.dtype = dtypes.as_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None):
+        dims = [int(d) for d in shape]
+        fan_in = float(np.prod(dims[:-1])) if dims else 1.0
+        limit = math.sqrt(3 / fan_in) * self.factor
+        dtype = self._dtype(dtype)
+        return random_ops.random_uniform(dims, -limit, limit, dtype, seed=self.seed)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"factor": self.factor, "seed": self.seed, "dtype": self.dtype.name}
+
+
+identity = identity_initializer = Identity
+uniform_unit_scaling = uniform_unit_scaling_initializer = UniformUnitScaling
+from nbflow.ops.lookup_ops import tables_initializer  # noqa: E402, F401

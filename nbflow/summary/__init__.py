@@ -50,3 +50,13 @@ __all__ = [
     "tensor_summary",
     "text",
 ]
+
+# --- issue 16 (api-more): SummaryDescription and the TF 2 summary hooks of TF 1.15 --------------
+from nbflow.summary.description import (  # noqa: E402
+    SummaryDescription,
+    all_v2_summary_ops,
+    get_summary_description,
+    initialize,
+)
+
+__all__ += ["SummaryDescription", "all_v2_summary_ops", "get_summary_description", "initialize"]
