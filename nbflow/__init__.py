@@ -423,6 +423,20 @@ from nbflow.nn_tf1_names import (  # noqa: E402, F401
     space_to_batch_nd,
 )
 from nbflow.ops.init_ops import uniform_unit_scaling_initializer  # noqa: E402, F401
+from nbflow.sparse_tf1_names import mask as sparse_mask  # noqa: E402, F401
+from nbflow.sparse_tf1_names import maximum as sparse_maximum  # noqa: E402, F401
+from nbflow.sparse_tf1_names import merge as sparse_merge  # noqa: E402, F401
+from nbflow.sparse_tf1_names import minimum as sparse_minimum  # noqa: E402, F401
+from nbflow.sparse_tf1_names import reduce_max as sparse_reduce_max  # noqa: E402, F401
+from nbflow.sparse_tf1_names import reduce_max_sparse as sparse_reduce_max_sparse  # noqa: E402, F401
+from nbflow.sparse_tf1_names import reset_shape as sparse_reset_shape  # noqa: E402, F401
+from nbflow.sparse_tf1_names import segment_mean as sparse_segment_mean  # noqa: E402, F401
+from nbflow.sparse_tf1_names import segment_sqrt_n as sparse_segment_sqrt_n  # noqa: E402, F401
+from nbflow.sparse_tf1_names import segment_sum as sparse_segment_sum  # noqa: E402, F401
+from nbflow.sparse_tf1_names import slice as sparse_slice  # noqa: E402, F401
+from nbflow.sparse_tf1_names import split as sparse_split  # noqa: E402, F401
+from nbflow.sparse_tf1_names import to_indicator as sparse_to_indicator  # noqa: E402, F401
+from nbflow.sparse_tf1_names import transpose as sparse_transpose  # noqa: E402, F401
 
 # ---- Missing TF names ------------------------------------------------------------------------
 # Last: a TensorFlow 1.15 name nbflow lacks raises an AttributeError that says so and names the

@@ -41,3 +41,42 @@ __all__ = [
     "sparse_dense_matmul",
     "to_dense",
 ]
+
+# --- issue 16 (api-more): the rest of TF 1.15's tf.sparse ----------------------------------------
+from nbflow.sparse_tf1_names import (  # noqa: E402
+    expand_dims,
+    eye,
+    mask,
+    maximum,
+    merge,
+    minimum,
+    reduce_max,
+    reduce_max_sparse,
+    reset_shape,
+    segment_mean,
+    segment_sqrt_n,
+    segment_sum,
+    slice,
+    split,
+    to_indicator,
+    transpose,
+)
+
+__all__ += [
+    "expand_dims",
+    "eye",
+    "mask",
+    "maximum",
+    "merge",
+    "minimum",
+    "reduce_max",
+    "reduce_max_sparse",
+    "reset_shape",
+    "segment_mean",
+    "segment_sqrt_n",
+    "segment_sum",
+    "slice",
+    "split",
+    "to_indicator",
+    "transpose",
+]

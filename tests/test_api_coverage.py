@@ -11,7 +11,7 @@ from nbflow.api import coverage, ledger, make_ledger
 # Names of each namespace nbflow must keep offering. Raise a floor when a namespace grows;
 # `python -m nbflow.api.coverage` prints the current counts.
 FLOORS = {
-    "tf": 505,
+    "tf": 524,
     "tf.nn": 91,
     "tf.nn.rnn_cell": 10,
     "tf.train": 70,
@@ -26,7 +26,7 @@ FLOORS = {
     "tf.io": 2,
     "tf.data": 6,
     "tf.summary": 18,
-    "tf.sparse": 15,
+    "tf.sparse": 31,
     "tf.errors": 36,
     "tf.saved_model": 16,
     "tf.initializers": 20,
