@@ -12,7 +12,7 @@ from nbflow.api import coverage, ledger, make_ledger
 # `python -m nbflow.api.coverage` prints the current counts.
 FLOORS = {
     "tf": 524,
-    "tf.nn": 95,
+    "tf.nn": 98,
     "tf.nn.rnn_cell": 10,
     "tf.train": 70,
     "tf.layers": 33,
