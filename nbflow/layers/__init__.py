@@ -106,3 +106,8 @@ __all__ = [
     "max_pooling3d",
     "separable_conv2d",
 ]
+
+# --- issue 16 (api-more): InputSpec ---------------------------------------------------------------
+from nbflow.layers.input_spec import InputSpec  # noqa: E402
+
+__all__ += ["InputSpec"]

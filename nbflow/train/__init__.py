@@ -218,3 +218,24 @@ __all__ += [
     "shuffle_batch_join",
     "slice_input_producer",
 ]
+
+# --- issue 16 (api-more): TF 1.15's other learning-rate decays --------------------------------
+from nbflow.train.learning_rate_schedules import (  # noqa: E402
+    cosine_decay,
+    cosine_decay_restarts,
+    inverse_time_decay,
+    linear_cosine_decay,
+    natural_exp_decay,
+    noisy_linear_cosine_decay,
+    piecewise_constant_decay,
+)
+
+__all__ += [
+    "cosine_decay",
+    "cosine_decay_restarts",
+    "inverse_time_decay",
+    "linear_cosine_decay",
+    "natural_exp_decay",
+    "noisy_linear_cosine_decay",
+    "piecewise_constant_decay",
+]
