@@ -308,3 +308,15 @@ def decode_image(
 
 
 random_crop = random_ops.random_crop  # tf.image.random_crop is tf.random_crop
+
+# --- issue 16 (api-more): colour spaces, gradients, PSNR and SSIM ---------------------------------
+from nbflow.ops.image_quality_ops import (  # noqa: E402, F401 - re-exported
+    image_gradients,
+    psnr,
+    rgb_to_yiq,
+    rgb_to_yuv,
+    sobel_edges,
+    ssim,
+    yiq_to_rgb,
+    yuv_to_rgb,
+)
