@@ -423,6 +423,7 @@ from nbflow.nn_tf1_names import (  # noqa: E402, F401
     space_to_batch_nd,
 )
 from nbflow.ops.init_ops import uniform_unit_scaling_initializer  # noqa: E402, F401
+from nbflow.ops.window_ops import extract_image_patches  # noqa: E402, F401
 from nbflow.sparse_tf1_names import mask as sparse_mask  # noqa: E402, F401
 from nbflow.sparse_tf1_names import maximum as sparse_maximum  # noqa: E402, F401
 from nbflow.sparse_tf1_names import merge as sparse_merge  # noqa: E402, F401

@@ -612,7 +612,7 @@ rnn_cell = _types.SimpleNamespace(
 
 # --- issue 16 (api-more): the rest of TF 1.15's tf.nn, from nbflow's ops ------------------------
 from nbflow.nn_tf1_names import *  # noqa: E402, F401, F403
-from nbflow.nn_morphology import *  # noqa: E402, F401, F403
+from nbflow.ops.window_ops import *  # noqa: E402, F401, F403
 from nbflow.ctc_decoding import ctc_greedy_decoder, ctc_unique_labels  # noqa: E402, F401
 from nbflow.rnn_state_saving import static_state_saving_rnn  # noqa: E402, F401
 from nbflow import rnn_wrappers as _rnn_wrappers  # noqa: E402

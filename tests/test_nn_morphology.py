@@ -109,3 +109,20 @@ def test_collapse_repeated_merges_runs_within_each_length():
         got, got_lengths = sess.run([collapsed, new_lengths])
     np.testing.assert_array_equal(got_lengths, [3, 2, 2])
     np.testing.assert_array_equal(got, [[1, 2, 3], [4, 5, 0], [7, 8, 0]])
+
+
+@pytest.mark.parametrize("padding", ["VALID", "SAME"])
+def test_extract_image_patches_flattens_each_window_into_the_depth(padding):
+    x = RNG.standard_normal((2, 7, 6, 3))
+    patches = tf.image.extract_image_patches(x, [1, 2, 3, 1], [1, 2, 1, 1], [1, 2, 1, 1], padding)
+    with tf.Session() as sess:
+        got = sess.run(patches)
+    for b in range(2):
+        for oy, ox, _, taps in padded_taps(x, (2, 3), (2, 1), (2, 1), padding):
+            want = np.zeros((2, 3, 3))
+            for dy, dx, y, x_ in taps:
+                want[dy, dx] = x[b, y, x_]
+            np.testing.assert_allclose(got[b, oy, ox], want.reshape(-1))
+    *_, (_, _, size, _) = padded_taps(x, (2, 3), (2, 1), (2, 1), padding)
+    assert got.shape[1:3] == tuple(size)
+    assert tf.extract_image_patches is tf.image.extract_image_patches

@@ -320,3 +320,4 @@ from nbflow.ops.image_quality_ops import (  # noqa: E402, F401 - re-exported
     yiq_to_rgb,
     yuv_to_rgb,
 )
+from nbflow.ops.window_ops import extract_image_patches, extract_patches  # noqa: E402, F401
