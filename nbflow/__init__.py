@@ -424,6 +424,9 @@ from nbflow.nn_tf1_names import (  # noqa: E402, F401
 )
 from nbflow.ops.init_ops import uniform_unit_scaling_initializer  # noqa: E402, F401
 from nbflow.ops.window_ops import extract_image_patches  # noqa: E402, F401
+from nbflow.ops.data_flow_ops import count_up_to  # noqa: E402, F401
+from nbflow.ops.partitioned_variables import create_partitioned_variables  # noqa: E402, F401
+from nbflow.tf1_extras import VERSION, make_template, recompute_grad, sparse_matmul  # noqa: E402, F401
 from nbflow.sparse_tf1_names import mask as sparse_mask  # noqa: E402, F401
 from nbflow.sparse_tf1_names import maximum as sparse_maximum  # noqa: E402, F401
 from nbflow.sparse_tf1_names import merge as sparse_merge  # noqa: E402, F401
