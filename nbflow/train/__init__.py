@@ -239,3 +239,6 @@ __all__ += [
     "noisy_linear_cosine_decay",
     "piecewise_constant_decay",
 ]
+from nbflow.train.proximal_gradient_descent import ProximalGradientDescentOptimizer  # noqa: E402
+
+__all__ += ["ProximalGradientDescentOptimizer"]
