@@ -239,6 +239,9 @@ __all__ += [
     "noisy_linear_cosine_decay",
     "piecewise_constant_decay",
 ]
-from nbflow.train.proximal_gradient_descent import ProximalGradientDescentOptimizer  # noqa: E402
+from nbflow.train.proximal_gradient_descent import (  # noqa: E402
+    ProximalAdagradOptimizer,
+    ProximalGradientDescentOptimizer,
+)
 
-__all__ += ["ProximalGradientDescentOptimizer"]
+__all__ += ["ProximalAdagradOptimizer", "ProximalGradientDescentOptimizer"]
