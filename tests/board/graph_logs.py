@@ -1,10 +1,10 @@
 """The three graphs the Board's graph view is compared with TensorBoard on, logged by nbflow:
 
-    mlp   the demo's OSDI Figure 1 MLP (784-100-10, Adagrad, init, Saver, a loss summary)
-    rnn   a 100-step ``static_rnn`` of a BasicRNNCell (cells rnn/basic_rnn_cell_0 … _99 alike)
-    cnn   two conv/pool layers, a dense layer and Adam
+mlp   the demo's OSDI Figure 1 MLP (784-100-10, Adagrad, init, Saver, a loss summary)
+rnn   a 100-step ``static_rnn`` of a BasicRNNCell (cells rnn/basic_rnn_cell_0 … _99 alike)
+cnn   two conv/pool layers, a dense layer and Adam
 
-    python -m tests.board.graph_logs LOGDIR     writes LOGDIR/{mlp,rnn,cnn}
+python -m tests.board.graph_logs LOGDIR     writes LOGDIR/{mlp,rnn,cnn}
 """
 
 from __future__ import annotations

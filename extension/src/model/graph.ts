@@ -392,6 +392,9 @@ function hashString(s: string): string {
   return (h1 >>> 0).toString(16) + (h2 >>> 0).toString(16);
 }
 
+/** Fewest alike siblings folded into a series (TensorBoard's seriesNodeMinSize). */
+export const SERIES_MIN_MEMBERS = 5;
+
 /**
  * Series: sibling groups named `name_0 … name_N` (or `name`, `name_1`, … ) that share one
  * structure are folded into one group `name_[0-N]`, as TensorBoard draws a 100-step RNN's cells
@@ -401,7 +404,7 @@ export function groupSeries(
   graph: Graph,
   groups: Map<string, Group>,
   signatures: Map<string, string>,
-  minMembers = 3
+  minMembers = SERIES_MIN_MEMBERS
 ): string[] {
   const made = groupOpSeries(graph, groups, minMembers);
   for (const parent of [...groups.values()]) {

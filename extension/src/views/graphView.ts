@@ -271,7 +271,10 @@ export class GraphView {
     }
     if (item.kind === 'group') {
       const sig = this.signatures.get(item.name)!;
-      return this.repeated.has(sig) || this.groups.get(item.name)?.series ? tint(colorFor(sig), 0.6) : '#dbe5f5';
+      // one colour per repeated structure, distinct while there are fewer than the palette
+      return this.repeated.has(sig) || this.groups.get(item.name)?.series
+        ? tint(colorFor(sig, [...this.repeated.keys()].sort()), 0.6)
+        : '#dbe5f5';
     }
     const op = this.graph!.ops.get(item.name)!.op;
     return /^(VariableV2|Variable|VarHandleOp)$/.test(op) ? '#f3e3c3' : '#ffffff';
