@@ -177,7 +177,8 @@ const training = {
     { name: 'Adagrad', op: 'NoOp', input: ['^Adagrad/update_W/ApplyAdagrad'] },
     { name: 'init', op: 'NoOp', input: ['^W/Assign'] },
     { name: 'save/SaveV2', op: 'SaveV2', input: ['W'] },
-    { name: 'loss_summary', op: 'ScalarSummary', input: ['loss'] }
+    { name: 'loss_summary/tag', op: 'Const' },
+    { name: 'loss_summary', op: 'ScalarSummary', input: ['loss_summary/tag', 'loss'] }
   ]
 };
 
@@ -187,7 +188,7 @@ test('auxiliary_nodes_are_set_aside_by_default_as_whole_scopes_with_stubs', () =
   const aside = extractBookkeeping(graph, normalizeRules({}));
   const v = collapse(graph, groups, new Set(), aside);
   assert.deepEqual(v.aside.map(a => `${a.name}:${a.op}:${a.ops}`), [
-    'Adagrad:group:2', 'gradients:group:2', 'init:NoOp:1', 'loss_summary:ScalarSummary:1', 'save:group:1'
+    'Adagrad:group:2', 'gradients:group:2', 'init:NoOp:1', 'loss_summary:group:2', 'save:group:1'
   ]);
   assert.deepEqual(v.items.map(i => i.id).sort(), ['group:W', 'op:MatMul', 'op:loss', 'op:x']);
   assert.deepEqual(v.stubs.get('group:W'), { in: [], out: ['Adagrad', 'init', 'save'] });

@@ -286,6 +286,19 @@ export function extractBookkeeping(
       aside.add(op.name);
     }
   }
+  // constants that feed only auxiliary ops (a summary's tag, a saver's file name) go with them
+  const consumers = new Map<string, string[]>();
+  for (const e of graph.edges) {
+    const list = consumers.get(e.src) ?? [];
+    list.push(e.dst);
+    consumers.set(e.src, list);
+  }
+  for (const op of graph.ops.values()) {
+    const out = consumers.get(op.name) ?? [];
+    if (op.op === 'Const' && !op.inputs.length && out.length && !aside.has(op.name) && !kept(op.name) && out.every(n => aside.has(n))) {
+      aside.add(op.name);
+    }
+  }
   return aside;
 }
 
@@ -619,7 +632,7 @@ export function collapse(
   const merged = new Map<string, VisibleEdge>();
   const entries = new Map<string, AsideEntry>();
   for (const [name, home] of homes) {
-    const entry = entries.get(home) ?? { name: home, op: home === name ? graph.ops.get(name)!.op : 'group', ops: 0, degree: 0 };
+    const entry = entries.get(home) ?? { name: home, op: groups.has(home) ? 'group' : graph.ops.get(name)!.op, ops: 0, degree: 0 };
     entry.ops += 1;
     entries.set(home, entry);
   }
