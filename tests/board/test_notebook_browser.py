@@ -36,7 +36,7 @@ CELLS = [
 import threading
 import numpy as np
 import nbflow as tf
-from nbflow.notebook import LogDirSource, SummaryDashboard, start_training""",
+from nbflow.notebook import LogDirSource, SummaryDashboard, progress_hook, start_training""",
     """\
 %%dataflow --name inputs
 tf.set_random_seed(0)
@@ -59,16 +59,20 @@ rng = np.random.default_rng(0)
 X = rng.normal(size=(64, 4)).astype(np.float32)
 Y = X.sum(axis=1, keepdims=True)
 paced = threading.Event()  # never set: wait() paces the loop so a person can watch it
+next_cell_ran = threading.Event()
 
 def train(run):
     writer = tf.summary.FileWriter("logs/mlp", tf.get_default_graph())
     step = 0
+    next_cell_ran.wait(60)  # the bar is made while another cell is the kernel's current one
+    bar = progress_hook(total=2000)
     with tf.Session() as sess:
         sess.run(init)
         while step < 2000 and run.check():
             _, summary = sess.run([train_op, loss_summary], {x: X, y: Y})
             writer.add_summary(summary, step)
             writer.flush()
+            bar.update()
             step += 1
             paced.wait(0.005)
     writer.close()
@@ -76,6 +80,7 @@ def train(run):
 
 training = start_training(train, logdir="logs/mlp", name="mlp")
 SummaryDashboard(LogDirSource("logs"), run=training, interval=0.2)""",
+    "next_cell_ran.set()",
     "%dataflow_board logs",
 ]
 
@@ -167,6 +172,11 @@ def test_notebook_widgets_render_and_update_while_training_runs(page):
     page.wait_for_function(f"() => ({POINTS})() > {first}")
     page.locator(".nbflow-notebook-scalars").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "notebook.png"))
+
+    # The progress bar is in the cell that trains, not in the cell that ran when it was made.
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.nth(3).locator(".jp-OutputArea .progress-bar").first.wait_for(state="attached")
+    assert cells.nth(4).locator(".jp-OutputArea .progress-bar").count() == 0
 
     # One Stop, and it responds while the training cell's loop runs in the kernel.
     stops = page.locator(".jp-OutputArea button:has-text('Stop')")
