@@ -238,7 +238,7 @@ class Cluster:
     # --- names -----------------------------------------------------------------------------
     @property
     def closed(self) -> bool:
-        """True once ``close()`` ran: the cluster widget shows it closed and disables its buttons."""
+        """True once ``close()`` ran (the cluster widget then shows it closed)."""
         return self._closed
 
     @property
