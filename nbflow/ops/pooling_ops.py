@@ -267,7 +267,8 @@ class AvgPoolGrad(OpDef):
         dy = _to_nhwc(grad, data_format)
         n, h, w, c = shape
         g = _pool_geometry(shape, ksize, strides, padding, data_format)
-        share = (dy / _window_counts(shape, g)[None, :, :, None]).astype(dy.dtype)
+        # Counts in dy's dtype: the division stays in float32 (no float64 temporary).
+        share = dy / _window_counts(shape, g)[None, :, :, None].astype(dy.dtype)
         out = np.zeros((n, g.hp, g.wp, c), dtype=dy.dtype)
         for _, _, window in _taps(g):
             out[window] += share
