@@ -588,6 +588,10 @@ import types as _types  # noqa: E402
 
 from nbflow import rnn as _rnn  # noqa: E402
 from nbflow.rnn import dynamic_rnn, static_rnn  # noqa: E402, F401
+
+# --- issue 16 (api-inputs): both-direction RNNs, local response normalization -------------------
+from nbflow.rnn import bidirectional_dynamic_rnn, static_bidirectional_rnn  # noqa: E402, F401
+from nbflow.ops.lrn_ops import local_response_normalization, lrn  # noqa: E402, F401
 from nbflow.nn_convolution import (  # noqa: E402, F401 - built on conv2d above
     atrous_conv2d,
     avg_pool3d,

@@ -21,6 +21,7 @@ from typing import Any
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.ops import array_ops, clip_ops, control_flow_ops, init_ops, math_ops, variable_scope
+from nbflow.ops.sequence_ops import reverse_sequence
 from nbflow.ops.tensor_array_ops import TensorArray
 
 Tensor = ops_lib.Tensor
@@ -482,3 +483,89 @@ def static_rnn(
             outputs.append(output)
             state = new
         return outputs, state
+
+
+# --- both directions ----------------------------------------------------------------------------
+def _reverse_time(x: Tensor, lengths: Any, time_axis: int, batch_axis: int) -> Tensor:
+    """``x`` with each sequence's first ``lengths[b]`` steps reversed (all steps if None)."""
+    if lengths is None:
+        return array_ops.reverse_v2(x, [time_axis])
+    lengths = math_ops.cast(lengths, dtypes.int64)
+    return reverse_sequence(x, lengths, seq_axis=time_axis, batch_axis=batch_axis)
+
+
+def bidirectional_dynamic_rnn(
+    cell_fw: RNNCell,
+    cell_bw: RNNCell,
+    inputs: Any,
+    sequence_length: Any = None,
+    initial_state_fw: Any = None,
+    initial_state_bw: Any = None,
+    dtype: Any = None,
+    parallel_iterations: int | None = None,
+    swap_memory: bool = False,
+    time_major: bool = False,
+    scope: Any = None,
+) -> tuple[tuple[Tensor, Tensor], tuple[Any, Any]]:
+    """``dynamic_rnn`` forwards (``cell_fw``) and over the time-reversed inputs (``cell_bw``,
+    whose outputs are reversed back): ((outputs_fw, outputs_bw), (state_fw, state_bw)).
+
+    Variables live under ``bidirectional_rnn/fw/...`` and ``bidirectional_rnn/bw/...``, as in
+    TensorFlow, so checkpoints carry over.
+    """
+    time_axis, batch_axis = (0, 1) if time_major else (1, 0)
+    with variable_scope.variable_scope(scope or "bidirectional_rnn"):
+        common = {
+            "sequence_length": sequence_length,
+            "dtype": dtype,
+            "parallel_iterations": parallel_iterations,
+            "swap_memory": swap_memory,
+            "time_major": time_major,
+        }
+        with variable_scope.variable_scope("fw") as fw_scope:
+            outputs_fw, state_fw = dynamic_rnn(
+                cell_fw, inputs, initial_state=initial_state_fw, scope=fw_scope, **common
+            )
+        with variable_scope.variable_scope("bw") as bw_scope:
+            inputs = ops_lib.convert_to_tensor(inputs, name="inputs")
+            reversed_inputs = _reverse_time(inputs, sequence_length, time_axis, batch_axis)
+            reversed_outputs, state_bw = dynamic_rnn(
+                cell_bw, reversed_inputs, initial_state=initial_state_bw, scope=bw_scope, **common
+            )
+    outputs_bw = _reverse_time(reversed_outputs, sequence_length, time_axis, batch_axis)
+    return (outputs_fw, outputs_bw), (state_fw, state_bw)
+
+
+def static_bidirectional_rnn(
+    cell_fw: RNNCell,
+    cell_bw: RNNCell,
+    inputs: Sequence[Any],
+    initial_state_fw: Any = None,
+    initial_state_bw: Any = None,
+    dtype: Any = None,
+    sequence_length: Any = None,
+    scope: Any = None,
+) -> tuple[list[Tensor], Any, Any]:
+    """``static_rnn`` in both directions over a list of [batch, depth] inputs: (outputs, state_fw,
+    state_bw), each output the forward and backward outputs of its step concatenated."""
+    if not inputs:
+        raise ValueError("inputs must not be empty")
+
+    def reverse(steps: Sequence[Any]) -> list[Tensor]:
+        if sequence_length is None:
+            return list(reversed(steps))
+        stacked = _reverse_time(array_ops.stack(list(steps)), sequence_length, 0, 1)
+        return array_ops.unstack(stacked, num=len(steps))
+
+    with variable_scope.variable_scope(scope or "bidirectional_rnn"):
+        with variable_scope.variable_scope("fw") as fw_scope:
+            outputs_fw, state_fw = static_rnn(
+                cell_fw, inputs, initial_state_fw, dtype, sequence_length, scope=fw_scope
+            )
+        with variable_scope.variable_scope("bw") as bw_scope:
+            reversed_outputs, state_bw = static_rnn(
+                cell_bw, reverse(inputs), initial_state_bw, dtype, sequence_length, scope=bw_scope
+            )
+    outputs_bw = reverse(reversed_outputs)
+    outputs = [array_ops.concat([fw, bw], 1) for fw, bw in zip(outputs_fw, outputs_bw)]
+    return outputs, state_fw, state_bw

@@ -13,6 +13,13 @@ the transformations and sources that need more than a few lines.
 from nbflow.data import experimental
 from nbflow.data.dataset_ops import Dataset
 from nbflow.data.iterator_ops import Iterator
+from nbflow.data.iterator_functions import (
+    get_output_classes,
+    get_output_shapes,
+    get_output_types,
+    make_initializable_iterator,
+    make_one_shot_iterator,
+)
 from nbflow.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 
 DatasetV1 = Dataset
@@ -25,4 +32,9 @@ __all__ = [
     "TFRecordDataset",
     "TextLineDataset",
     "experimental",
+    "get_output_classes",
+    "get_output_shapes",
+    "get_output_types",
+    "make_initializable_iterator",
+    "make_one_shot_iterator",
 ]

@@ -245,10 +245,13 @@ class Operation:
         return self._traceback
 
     @property
-    def node_def(self) -> dict[str, Any]:
+    def node_def(self) -> Any:
+        """This op as TensorFlow's ``NodeDef`` proto: ``.name``, ``.op``, ``.input``,
+        ``.device`` and ``.attr`` (``AttrValue``s), as device functions read it."""
         from nbflow.framework.graph_def import node_def_of
+        from nbflow.framework.protos import graph_def_to_proto
 
-        return node_def_of(self)
+        return graph_def_to_proto({"node": [node_def_of(self)]}).node[0]
 
     def get_attr(self, name: str) -> Any:
         try:

@@ -78,7 +78,8 @@ class GatherV2(OpDef):
             # upstream gradient itself, indexed by ``indices``: no shape arithmetic at run time.
             from nbflow.framework.indexed_slices import IndexedSlices
 
-            dense_shape = ops_lib.convert_to_tensor(np.array(params.shape.as_list(), np.int64))
+            # int32, as TensorFlow's gather gradient gives it
+            dense_shape = ops_lib.convert_to_tensor(np.array(params.shape.as_list(), np.int32))
             return [IndexedSlices(grad, indices, dense_shape), None, None]
         params_shape = shape(params, out_type=dtypes.int64)
         flat_indices = reshape(indices, [-1])
@@ -87,7 +88,8 @@ class GatherV2(OpDef):
             from nbflow.framework.indexed_slices import IndexedSlices
 
             values = reshape(grad, concat([n, params_shape[1:]], 0))
-            return [IndexedSlices(values, flat_indices, params_shape), None, None]
+            dense_shape = shape(params, out_type=dtypes.int32)  # TensorFlow's dtype
+            return [IndexedSlices(values, flat_indices, dense_shape), None, None]
         # Dense: bring the gathered axis to the front, segment-sum, move it back (as TF does).
         if a is None:
             a = axis
@@ -339,6 +341,8 @@ class OneHot(OpDef):
 
     def compute(self, ctx: KernelContext, indices, depth, on_value, off_value, axis: int):
         xp = ctx.xp
+        if int(depth) < 0:
+            raise ValueError(f"depth must be non-negative, got: {int(depth)}")
         a = indices.ndim if axis == -1 else axis
         classes = xp.arange(int(depth)).reshape((-1,) + (1,) * (indices.ndim - a))
         hot = xp.expand_dims(indices, a) == classes

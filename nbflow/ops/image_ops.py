@@ -48,6 +48,16 @@ from nbflow.ops.image_geometry_ops import (  # noqa: F401 - re-exported
     transpose,
     transpose_image,
 )
+from nbflow.ops.image_codec_ops import (  # noqa: F401 - re-exported
+    decode_bmp,
+    decode_gif,
+    decode_image_uint8,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+    is_jpeg,
+)
 from nbflow.ops.resize_bicubic_area_ops import resize_area, resize_bicubic  # noqa: F401
 from nbflow.ops.resize_ops import resize_bilinear, resize_nearest_neighbor  # noqa: F401
 
@@ -63,6 +73,15 @@ __all__ = [
     "central_crop",
     "convert_image_dtype",
     "crop_to_bounding_box",
+    "decode_bmp",
+    "decode_gif",
+    "decode_image",
+    "decode_jpeg",
+    "decode_png",
+    "encode_jpeg",
+    "encode_png",
+    "is_jpeg",
+    "random_crop",
     "flip_left_right",
     "flip_up_down",
     "grayscale_to_rgb",
@@ -270,3 +289,22 @@ def total_variation(images: Any, name: str | None = None) -> Tensor:
             math_ops.reduce_sum(math_ops.abs(down), axis=axis),
             math_ops.reduce_sum(math_ops.abs(right), axis=axis),
         )
+
+
+# --- codecs and crops of the input pipelines ----------------------------------------------------
+def decode_image(
+    contents: Any,
+    channels: int | None = None,
+    dtype: Any = dtypes.uint8,
+    name: str | None = None,
+    expand_animations: bool = True,
+) -> Tensor:
+    """Pixels of a JPEG, PNG, GIF or BMP (told apart by its first bytes) in ``dtype``, rescaled
+    as ``convert_image_dtype`` does (floats in [0, 1]); a GIF gives [frames, h, w, 3]."""
+    with ops_lib.name_scope(name, "decode_image", [contents]):
+        image = decode_image_uint8(contents, channels or 0, expand_animations)
+        dtype = dtypes.as_dtype(dtype)
+        return image if dtype == dtypes.uint8 else convert_image_dtype(image, dtype)
+
+
+random_crop = random_ops.random_crop  # tf.image.random_crop is tf.random_crop

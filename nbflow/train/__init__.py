@@ -70,10 +70,12 @@ from nbflow.train.checkpoint_utils import (
     BestCheckpointKeeper,
     CheckpointReader,
     NewCheckpointReader,
+    checkpoint_to_dict,
     init_from_checkpoint,
     list_variables,
     load_checkpoint,
     load_variable,
+    print_tensors_in_checkpoint_file,
 )
 from nbflow.train.session_run_hook import (
     SessionRunArgs,
@@ -122,6 +124,8 @@ __all__ += [
     "BestCheckpointKeeper",
     "CheckpointReader",
     "NewCheckpointReader",
+    "checkpoint_to_dict",
+    "print_tensors_in_checkpoint_file",
     "init_from_checkpoint",
     "list_variables",
     "load_checkpoint",
@@ -182,4 +186,35 @@ __all__ += [
     "shuffle_batch",
     "start_queue_runners",
     "string_input_producer",
+]
+
+# Input formats and training gaps (issue 16, api-inputs): Example protos, moving averages.
+from nbflow.train.moving_averages import ExponentialMovingAverage  # noqa: E402
+from nbflow.train.input import batch_join, shuffle_batch_join, slice_input_producer  # noqa: E402
+from nbflow.framework.example_protos import (  # noqa: E402
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
+
+__all__ += [
+    "BytesList",
+    "Example",
+    "Feature",
+    "FeatureList",
+    "FeatureLists",
+    "Features",
+    "FloatList",
+    "Int64List",
+    "SequenceExample",
+    "ExponentialMovingAverage",
+    "batch_join",
+    "shuffle_batch_join",
+    "slice_input_producer",
 ]

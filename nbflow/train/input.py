@@ -17,13 +17,12 @@ from typing import Any
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import GraphKeys
-from nbflow.ops import data_flow_ops
+from nbflow.ops import array_ops, data_flow_ops
 from nbflow.train.queue_runner import QueueRunner, add_queue_runner
 
 
 def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = None) -> Any:
     """``tensor``, but after ``num_epochs`` evaluations an OutOfRangeError instead."""
-    from nbflow.ops import array_ops
     from nbflow.ops.variables import Variable
 
     tensor = ops_lib.convert_to_tensor(tensor)
@@ -109,8 +108,6 @@ def range_input_producer(
     name: str | None = None,
 ) -> data_flow_ops.QueueBase:
     """A queue of the integers ``0 .. limit - 1``."""
-    from nbflow.ops import array_ops
-
     return input_producer(
         array_ops.range(limit),
         [],
@@ -134,7 +131,7 @@ def _flat(tensors: Any) -> tuple[list, Any]:
 
 def _batch(
     queue_factory: Any,
-    tensors: Any,
+    tensors_list: list[Any],
     batch_size: int,
     num_threads: int,
     enqueue_many: bool,
@@ -142,14 +139,25 @@ def _batch(
     allow_smaller_final_batch: bool,
     name: str,
 ) -> Any:
+    """One queue fed by ``num_threads`` threads per element of ``tensors_list`` (``batch`` has
+    one element, the ``*_join`` variants one per source), dequeued in batches."""
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name):
-        flat, rebuild = _flat(tensors)
+        sources = [_flat(tensors) for tensors in tensors_list]
+        flat, rebuild = sources[0]
+        for other, _ in sources[1:]:
+            if [t.dtype.base_dtype for t in other] != [t.dtype.base_dtype for t in flat]:
+                raise ValueError(
+                    f"All tensors in tensors_list must have the same types: {other} vs {flat}"
+                )
         if shapes is None:
             shapes = [t.shape[1:] if enqueue_many else t.shape for t in flat]
         queue = queue_factory([t.dtype.base_dtype for t in flat], shapes)
-        enqueue = queue.enqueue_many(flat) if enqueue_many else queue.enqueue(flat)
-        add_queue_runner(QueueRunner(queue, [enqueue] * num_threads))
+        enqueues = [
+            queue.enqueue_many(tensors) if enqueue_many else queue.enqueue(tensors)
+            for tensors, _ in sources
+        ]
+        add_queue_runner(QueueRunner(queue, enqueues * num_threads))
         if allow_smaller_final_batch:
             out = queue.dequeue_up_to(batch_size)
         else:
@@ -178,7 +186,7 @@ def batch(
 
     return _batch(
         factory,
-        tensors,
+        [tensors],
         batch_size,
         num_threads,
         enqueue_many,
@@ -210,11 +218,98 @@ def shuffle_batch(
 
     return _batch(
         factory,
-        tensors,
+        [tensors],
         batch_size,
         num_threads,
         enqueue_many,
         shapes,
         allow_smaller_final_batch,
         name or "shuffle_batch",
+    )
+
+
+# --- slices of in-memory tensors, and batches joined from several sources -------------------------
+def slice_input_producer(
+    tensor_list: list[Any],
+    num_epochs: int | None = None,
+    shuffle: bool = True,
+    seed: int | None = None,
+    capacity: int = 32,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> list[Any]:
+    """One row of every tensor of ``tensor_list`` at a time (the same row of each), the rows
+    (shuffled and) repeated ``num_epochs`` times: ``image, label = slice_input_producer([x, y])``.
+    """
+    graph = ops_lib.get_default_graph()
+    with graph.name_scope(name or "input_producer"):
+        tensors = [ops_lib.convert_to_tensor(t) for t in tensor_list]
+        if not tensors:
+            raise ValueError("Expected at least one tensor in slice_input_producer().")
+        rows = array_ops.shape(tensors[0])[0]
+        queue = range_input_producer(
+            rows, num_epochs, shuffle, seed, capacity, shared_name, name="input_producer"
+        )
+        index = queue.dequeue()
+        return [array_ops.gather(t, index) for t in tensors]
+
+
+def batch_join(
+    tensors_list: list[Any],
+    batch_size: int,
+    capacity: int = 32,
+    enqueue_many: bool = False,
+    shapes: Any = None,
+    dynamic_pad: bool = False,
+    allow_smaller_final_batch: bool = False,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> Any:
+    """Batches mixing several sources of examples (one thread each, e.g. one reader per file),
+    each source a list or dict of tensors of the same types."""
+
+    def factory(types: list, shapes_: list) -> Any:
+        cls = data_flow_ops.PaddingFIFOQueue if dynamic_pad else data_flow_ops.FIFOQueue
+        return cls(capacity, types, shapes_, shared_name=shared_name)
+
+    return _batch(
+        factory,
+        list(tensors_list),
+        batch_size,
+        1,
+        enqueue_many,
+        shapes,
+        allow_smaller_final_batch,
+        name or "batch_join",
+    )
+
+
+def shuffle_batch_join(
+    tensors_list: list[Any],
+    batch_size: int,
+    capacity: int,
+    min_after_dequeue: int,
+    seed: int | None = None,
+    enqueue_many: bool = False,
+    shapes: Any = None,
+    allow_smaller_final_batch: bool = False,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> Any:
+    """``batch_join`` through a RandomShuffleQueue: examples of all sources mixed at random."""
+
+    def factory(types: list, shapes_: list) -> Any:
+        return data_flow_ops.RandomShuffleQueue(
+            capacity, min_after_dequeue, types, shapes_, seed=seed, shared_name=shared_name
+        )
+
+    return _batch(
+        factory,
+        list(tensors_list),
+        batch_size,
+        1,
+        enqueue_many,
+        shapes,
+        allow_smaller_final_batch,
+        name or "shuffle_batch_join",
     )
