@@ -7,9 +7,9 @@ Each traced step (``RunOptions(trace_level=FULL_TRACE)``) records every kernel's
 ``RunMetadata.step_stats``; the profile takes, per node, the median over the traced steps and
 sums the nodes of one op type. Convolutions and matrix products also get their floating-point
 work (``op_flops``, from the shapes the step saw), so each line says how many GFLOP/s that op
-type reached against the same process's 1024³ GEMM, timed between the steps: the floor of a NumPy-kernel system is the
-step's FLOPs at that rate. Kernels of independent branches may overlap, so the per-op sum can
-exceed the step's wall time.
+type reached against the same process's 1024³ GEMM, timed between the steps: the floor of a
+NumPy-kernel system is the step's FLOPs at that rate. Kernels of independent branches may
+overlap, so the per-op sum can exceed the step's wall time.
 """
 
 from __future__ import annotations
