@@ -31,16 +31,16 @@ import numpy as np
 
 from nbflow import errors
 from nbflow.devices.device import Device, local_devices
-from nbflow.distributed.loop_step import LoopProgram, LoopStep, runs_on_loop
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.graph_def import import_graph_def
 from nbflow.framework.op_def import KernelContext
 from nbflow.ops.sendrecv_ops import RendezvousKey
 from nbflow.runtime import executor as executor_lib
+from nbflow.runtime.executor import CallerDriver
 from nbflow.runtime.multi_device import PartitionRun, PartitionRunner
 from nbflow.runtime.plan import aliases_state, build_plan
 from nbflow.runtime.rendezvous import LocalRendezvous
-from nbflow.runtime.step import RunnerPolicy, bind_kernels, partition_runner
+from nbflow.runtime.step import RunnerPolicy, bind_kernels, caller_driver, partition_runner
 
 # Push a tensor to another task: (destination task, step id, key, value, on_error); returns
 # a future of the write, or None when delivered in this process.
@@ -116,9 +116,9 @@ class Registered:
     runner: PartitionRunner
     routes: dict[str, str]
     copy_names: frozenset[str]
-    programs: list[LoopProgram] | None  # set when every plan may run on the message loop
+    loop_drivers: list[CallerDriver] | None  # set when every plan may run on the message loop
     inline: bool = False  # plans short and Recv-free: run on the message loop itself
-    on_loop: bool = False  # plans cheap, their async kernels Recvs: ``LoopStep`` on the loop
+    on_loop: bool = False  # plans cheap, their async kernels Recvs: driven on the loop
     runs: int = 0
     slow_runs: int = 0  # consecutive steps on the loop that computed past its budget
 
@@ -193,15 +193,16 @@ class TaskServer:
         runner = partition_runner(
             parts, self.pool, RunnerPolicy(), fetch_count, [], self.devices_by_name
         )
-        on_loop = all(
-            runs_on_loop(plan) and not executor_lib.has_parallel_work(plan)
-            for _, plan, _, _ in parts
-        )
-        programs = [LoopProgram.of(plan) for _, plan, _, _ in parts] if on_loop else None
+        drivers = [caller_driver(plan) for _, plan, _, _ in parts]
+        loop_drivers = [d for d in drivers if d is not None]
         registered = Registered(
-            handle, runner, dict(spec["routes"]), frozenset(copy_names), programs
+            handle,
+            runner,
+            dict(spec["routes"]),
+            frozenset(copy_names),
+            loop_drivers if len(loop_drivers) == len(drivers) else None,
         )
-        registered.on_loop = on_loop
+        registered.on_loop = registered.loop_drivers is not None
         with self._lock:
             self.graphs[handle] = registered
             while len(self.graphs) > 256:  # old step signatures of long-gone sessions
@@ -254,8 +255,8 @@ class TaskServer:
         feeds: dict[int, Any],
         done: Callable[[StepReport | None, BaseException | None], None],
     ) -> None:
-        """Start one step of ``registered`` as ``LoopStep``s in the calling (message loop)
-        thread; ``done(report, error)`` when all its device plans have finished."""
+        """Start one step of ``registered`` driven in the calling (message loop) thread
+        (``CallerDriver``); ``done(report, error)`` when all its device plans have finished."""
         start = time.perf_counter()
         rendezvous.copy_names = registered.copy_names
         report = StepReport()
@@ -291,8 +292,8 @@ class TaskServer:
             else:
                 done(report, None)
 
-        assert registered.programs is not None
-        for part, program in zip(registered.parts, registered.programs):
+        assert registered.loop_drivers is not None
+        for part, driver in zip(registered.parts, registered.loop_drivers):
             device = part.device
             ctx = KernelContext(device.name, device.xp, device.resources, step_id, rendezvous)
             rendezvous.when_aborted(ctx.cancellation.cancel)
@@ -301,4 +302,4 @@ class TaskServer:
             except BaseException as exc:  # noqa: BLE001 - reported to the master
                 finished(part, None, exc)
                 continue
-            LoopStep(program, ctx, pfeeds, partial(finished, part)).start()
+            driver.start(ctx, pfeeds, partial(finished, part))
