@@ -21,7 +21,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from functools import partial
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -256,50 +255,21 @@ class TaskServer:
         done: Callable[[StepReport | None, BaseException | None], None],
     ) -> None:
         """Start one step of ``registered`` driven in the calling (message loop) thread
-        (``CallerDriver``); ``done(report, error)`` when all its device plans have finished."""
+        (``PartitionRunner.start_partitions``); ``done(report, error)`` when it is over."""
         start = time.perf_counter()
         rendezvous.copy_names = registered.copy_names
-        report = StepReport()
-        failures: list[BaseException] = []
-        left = [len(registered.parts)]
-        step_id = rendezvous.step_id
+        assert registered.loop_drivers is not None
 
-        def finished(part: PartitionRun, values: tuple | None, error: BaseException | None):
-            if error is not None:
-                failures.append(error)
-                rendezvous.abort(
-                    errors.CancelledError(None, None, f"Step cancelled: {part.device.name} failed")
-                )
-            else:
-                assert values is not None
-                for i, value in zip(part.fetch_indices, values):
-                    report.values[i] = part.device.to_host(value)
-            left[0] -= 1
-            if left[0]:
-                return
+        def finished(values: dict[int, Any] | None, error: BaseException | None) -> None:
             registered.runs += 1
             self.steps_run += 1
-            report.run_s = time.perf_counter() - start
-            report.recv_wait_s = rendezvous.recv_wait
-            if failures:
-                done(
-                    None,
-                    next(
-                        (e for e in failures if not isinstance(e, errors.CancelledError)),
-                        failures[0],
-                    ),
-                )
-            else:
-                done(report, None)
+            if error is not None:
+                done(None, error)
+                return
+            assert values is not None
+            done(StepReport(values, time.perf_counter() - start, rendezvous.recv_wait), None)
 
-        assert registered.loop_drivers is not None
-        for part, driver in zip(registered.parts, registered.loop_drivers):
-            device = part.device
-            ctx = KernelContext(device.name, device.xp, device.resources, step_id, rendezvous)
-            rendezvous.when_aborted(ctx.cancellation.cancel)
-            try:
-                pfeeds = tuple(device.from_host(feeds[i]) for i in part.feed_indices)
-            except BaseException as exc:  # noqa: BLE001 - reported to the master
-                finished(part, None, exc)
-                continue
-            driver.start(ctx, pfeeds, partial(finished, part))
+        ctx = KernelContext(step_id=rendezvous.step_id)
+        registered.runner.start_partitions(
+            ctx, rendezvous, feeds, registered.loop_drivers, finished
+        )
