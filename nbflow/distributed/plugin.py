@@ -19,7 +19,7 @@ worker keeps open to that peer (``distributed.comm.connect`` with the worker's o
 arguments, so its TLS settings), and the peer's Recv picks it up; nothing answers it. Only a
 large variable buffer sent without a copy goes request/response (``worker.rpc``): the step
 must not end, and a later step update the variable, before the peer has it. A small step whose
-async kernels are all Recvs runs on the message loop itself (``runtime.executor.CallerDriver``
+async kernels are all Recvs runs on the message loop itself (``runtime.drivers.CallerDriver``
 drives the dataflow state there), others on a driver thread. Nothing passes through the client
 or the scheduler.
 """

@@ -35,7 +35,7 @@ from nbflow.framework.graph_def import import_graph_def
 from nbflow.framework.op_def import KernelContext
 from nbflow.ops.sendrecv_ops import RendezvousKey
 from nbflow.runtime import executor as executor_lib
-from nbflow.runtime.executor import CallerDriver
+from nbflow.runtime.drivers import CallerDriver
 from nbflow.runtime.multi_device import PartitionRun, PartitionRunner
 from nbflow.runtime.plan import aliases_state, build_plan
 from nbflow.runtime.rendezvous import LocalRendezvous

@@ -31,9 +31,9 @@ driver makes:
     state.fail(error)                            # the step ends with ``error``
     state.done, state.error, state.results()     # when it is over
 
-Drivers decide where kernels run: a thread pool (``executor.DataflowExecutor``, which calls
+Drivers decide where kernels run: a thread pool (``drivers.DataflowExecutor``, which calls
 ``complete`` under its lock), or the thread that calls it, async kernels resuming the walk from
-whichever thread completes them (``executor.CallerDriver``, the distributed task's message
+whichever thread completes them (``drivers.CallerDriver``, the distributed task's message
 loop). Control-flow plans without async kernels usually skip this state altogether: the loop
 compiler writes them as structured Python (``loop_compiler.py``).
 """

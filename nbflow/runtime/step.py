@@ -7,7 +7,7 @@ Every runner has one method, ``run(ctx, feeds, deadline) -> fetched values``:
   worth a thread pool (the per-call fast path);
 * ``StructuredExecutor`` (executor.py, source from loop_compiler.py): a control-flow plan
   without async kernels, each loop frame a Python ``while``;
-* ``DataflowExecutor`` (executor.py): the pure dataflow state (dataflow.py) driven by a thread
+* ``DataflowExecutor`` (drivers.py): the pure dataflow state (dataflow.py) driven by a thread
   pool, for async kernels (queues, Recv), parallel work, and control flow the loop compiler
   declines; ``CallerDriver`` drives the same state on a distributed task's message loop;
 * ``PartitionRunner`` (multi_device.py): a step split over devices, each partition run by its
@@ -40,13 +40,8 @@ from nbflow import errors
 from nbflow.devices.device import Device
 from nbflow.framework.op_def import KernelContext
 from nbflow.framework.ops import Operation
-from nbflow.runtime.executor import (
-    CallerDriver,
-    DataflowExecutor,
-    InlineExecutor,
-    StructuredExecutor,
-    has_parallel_work,
-)
+from nbflow.runtime.drivers import CallerDriver, DataflowExecutor
+from nbflow.runtime.executor import InlineExecutor, StructuredExecutor, has_parallel_work
 from nbflow.runtime.loop_compiler import compile_plan
 from nbflow.runtime.master import partition_graph_def
 from nbflow.runtime.multi_device import PartitionRun, PartitionRunner
