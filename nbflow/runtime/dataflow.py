@@ -158,7 +158,7 @@ class DataflowProgram:
 
     def __init__(self, plan: Plan):
         self.plan = plan
-        nodes = plan.nodes
+        self.nodes = nodes = plan.nodes
         n = len(nodes)
         self.layout = frame_layout(plan)
         self.kind = [control_kind(node) for node in nodes]
@@ -227,8 +227,9 @@ class StepState:
         """(inputs, outputs, dead) of a ready node: outputs None means run its kernel on the
         inputs; a Merge passes its chosen input, a node with a dead input is dead."""
         index, _, it = item
-        node = self.program.plan.nodes[index]
-        if self.program.kind[index] == "merge":
+        program = self.program
+        node = program.nodes[index]
+        if program.kind[index] == "merge":
             chosen = it.merges[index][1]
             if chosen is None:
                 return None, [DEAD, DEAD], True

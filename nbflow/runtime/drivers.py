@@ -118,6 +118,8 @@ class _PoolStep:
         state = self.state
         nodes = self.executor.plan.nodes
         ctx = self.ctx
+        lock = self.lock
+        prepare = state.prepare
         while stack:
             if state.error is not None:
                 return
@@ -125,16 +127,22 @@ class _PoolStep:
             node = nodes[item[0]]
             inputs = None
             try:
-                inputs, outputs, dead = state.prepare(item)
+                inputs, outputs, dead = prepare(item)
                 if outputs is None:
                     if node.is_async:
                         self.start_async(node, item, inputs)
                         continue
-                    outputs = _outputs(node, node.kernel(ctx, *inputs))
+                    result = node.kernel(ctx, *inputs)
+                    n = node.num_outputs
+                    outputs = [result] if n == 1 else [] if n == 0 else list(result)
             except BaseException as exc:
                 self.fail(kernel_error(node, exc, inputs))
                 return
-            ready = self.complete(item, outputs, dead)
+            with lock:  # ``complete`` inlined: this loop is the executor's per-node cost
+                ready = state.complete(item, outputs, dead)
+                done = state.done
+            if done:
+                self.finished.set()
             if ready:
                 self.dispatch(ready, stack)
 
