@@ -24,8 +24,8 @@ kernels) waits at most until the deadline, then cancels the step through
 ``ctx.cancellation`` with ``DeadlineExceededError``; cancelling ``ctx.cancellation`` from
 elsewhere (``Session.close``, an error on another device, a master's abort) ends a waiting step
 with the cancellation's error, and blocked kernels withdraw their waiters through the same
-manager. A runner that cannot wait runs to completion; structured loops check the deadline at
-each iteration.
+manager. Structured loops check the deadline and the cancellation at each iteration; the
+straight-line runner has nothing that waits or repeats, so it runs to completion.
 """
 
 from __future__ import annotations
