@@ -330,6 +330,11 @@ class OpDef:
     # launch instead of several); the GPU device uses ``compute`` otherwise.
     compute_gpu: Callable[..., Any] | None = None
 
+    def static_value(self, op: Any) -> Any:
+        """The node's output if known while building the graph (``Shape`` of a fully defined
+        shape), else None; Const and pass-through ops are handled by their traits."""
+        return None
+
     def scalar_index(self, op: Any) -> Any:
         """For ``x[i]`` with a scalar tensor ``i`` (a StridedSlice), the tensor ``i``; None for
         any other node. Lets the graph optimizer index directly (``_IndexAt``)."""
