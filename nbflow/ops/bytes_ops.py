@@ -60,6 +60,7 @@ class ReadFile(OpDef):
     inputs = ("filename",)
     stateful = True  # the file may change between steps: never folded or cached
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
 
     def infer(self, filename: TensorSpec) -> TensorSpec:
         filename.shape.assert_is_compatible_with(TensorShape([]))
@@ -81,6 +82,7 @@ class WriteFile(OpDef):
     num_outputs = 0
     stateful = True
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
 
     def infer(self, filename: TensorSpec, contents: TensorSpec) -> list:
         contents.shape.assert_is_compatible_with(TensorShape([]))
@@ -103,6 +105,7 @@ class MatchingFiles(OpDef):
     inputs = ("pattern",)
     stateful = True
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
 
     def infer(self, pattern: TensorSpec) -> TensorSpec:
         return TensorSpec([None], dtypes.string)
@@ -122,6 +125,7 @@ class DecodeRaw(OpDef):
     inputs = ("bytes",)
     attrs = {"out_type": dtypes.uint8, "little_endian": True}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [
         Sample(
             bytes=np.array([b"\x01\x00\x02\x00", b"\xff\xff\x00\x01"], dtype=object),
@@ -166,6 +170,7 @@ class SerializeTensor(OpDef):
 
     inputs = ("tensor",)
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [Sample(tensor=(2, 3))]
 
     def infer(self, tensor: TensorSpec) -> TensorSpec:
@@ -182,6 +187,7 @@ class ParseTensor(OpDef):
     inputs = ("serialized",)
     attrs = {"out_type": dtypes.float32}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
 
     def infer(self, serialized: TensorSpec, out_type: dtypes.DType) -> TensorSpec:
         return TensorSpec(TensorShape(None), out_type)

@@ -241,6 +241,7 @@ class ParseExample(OpDef):
         "dense_shapes": [],
     }
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [
         Sample(
             serialized=np.array(
@@ -302,6 +303,7 @@ class ParseSequenceExample(OpDef):
         "feature_list_dense_missing_assumed_empty": [],
     }
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [
         Sample(
             serialized=np.array([b"", b""], dtype=object),
@@ -451,6 +453,7 @@ class MergeSparseFeature(OpDef):
     inputs = ("value_indices", "values", "value_shape", "index_values*")
     attrs = {"sizes": [], "already_sorted": False}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     num_outputs = 3
     samples = [
         Sample(

@@ -194,6 +194,7 @@ class _Decode(OpDef):
     abstract = True
     inputs = ("contents",)
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     kind = ""
 
     def infer(self, contents: TensorSpec, **attrs: Any) -> TensorSpec:
@@ -312,6 +313,7 @@ class DecodeImage(OpDef):
     inputs = ("contents",)
     attrs = {"channels": 0, "expand_animations": True}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [
         Sample(contents=_sample_file("GIF")),
         Sample(contents=_sample_file("BMP"), channels=3),
@@ -340,6 +342,7 @@ class IsJpeg(OpDef):
 
     inputs = ("contents",)
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [Sample(contents=_sample_file("JPEG"))]
 
     def infer(self, contents: TensorSpec) -> TensorSpec:
@@ -364,6 +367,7 @@ class EncodePng(OpDef):
     inputs = ("image",)
     attrs = {"compression": -1}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [Sample(image=np.arange(24, dtype=np.uint8).reshape(2, 4, 3))]
 
     def infer(self, image: TensorSpec, compression: int) -> TensorSpec:
@@ -407,6 +411,7 @@ class EncodeJpeg(OpDef):
         "xmp_metadata": "",
     }
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [Sample(image=np.arange(24, dtype=np.uint8).reshape(2, 4, 3), quality=80)]
 
     def infer(self, image: TensorSpec, **attrs: Any) -> TensorSpec:
