@@ -211,7 +211,10 @@ from nbflow import test  # noqa: E402 - tf.test.is_gpu_available
 # --- Input formats and I/O (issue 16, api-inputs): tf.io, Example parsing, files, raw bytes ----
 from nbflow import io  # tf.io
 from nbflow.ops.bytes_ops import (
+    decode_base64,
+    decode_compressed,
     decode_raw,
+    encode_base64,
     matching_files,
     parse_tensor,
     read_file,
@@ -223,11 +226,17 @@ from nbflow.ops.example_parsing_ops import (
     FixedLenSequenceFeature,
     SparseFeature,
     VarLenFeature,
+    decode_json_example,
     parse_example,
     parse_single_example,
     parse_single_sequence_example,
 )
 from nbflow.ops.image_ops import random_crop
+from nbflow.ops.sparse_serialization_ops import (
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 
 newaxis = None
 __version__ = "0.1.0"

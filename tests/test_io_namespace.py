@@ -9,7 +9,9 @@ QueueBase RandomShuffleQueue SparseFeature TFRecordCompressionType TFRecordOptio
 TFRecordWriter VarLenFeature decode_bmp decode_csv decode_gif decode_image decode_jpeg
 decode_png decode_raw encode_jpeg encode_png gfile is_jpeg matching_files parse_example
 parse_sequence_example parse_single_example parse_single_sequence_example parse_tensor
-read_file serialize_tensor tf_record_iterator write_file write_graph""".split()
+read_file serialize_tensor tf_record_iterator write_file write_graph decode_and_crop_jpeg
+decode_base64 decode_compressed decode_json_example deserialize_many_sparse encode_base64
+extract_jpeg_shape match_filenames_once serialize_many_sparse serialize_sparse""".split()
 
 TOP_LEVEL = """parse_example parse_single_example parse_single_sequence_example decode_raw
 read_file write_file matching_files serialize_tensor parse_tensor random_crop FixedLenFeature

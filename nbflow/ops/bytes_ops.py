@@ -13,8 +13,11 @@ contents as one such string, typically fed to ``tf.image.decode_jpeg`` or ``deco
 
 from __future__ import annotations
 
+import base64
 import glob
+import gzip
 import os
+import zlib
 from typing import Any
 
 import numpy as np
@@ -25,11 +28,16 @@ from nbflow.framework import dtypes, protos
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops.variables import Variable
 
 Tensor = ops_lib.Tensor
 
 __all__ = [
+    "decode_base64",
+    "decode_compressed",
     "decode_raw",
+    "encode_base64",
+    "match_filenames_once",
     "matching_files",
     "parse_tensor",
     "read_file",
@@ -210,6 +218,97 @@ class ParseTensor(OpDef):
         return value
 
 
+def _strings_out(values: list[bytes], shape: tuple[int, ...]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out.reshape(shape)
+
+
+def _elementwise(data: Any, convert: Any) -> np.ndarray:
+    strings = np.asarray(data, dtype=object)
+    flat = [convert(s if isinstance(s, bytes) else str(s).encode()) for s in strings.reshape(-1)]
+    return _strings_out(flat, strings.shape)
+
+
+class EncodeBase64(OpDef):
+    """Each string in web-safe base64 (``-`` and ``_``), padded with ``=`` if ``pad``."""
+
+    inputs = ("input",)
+    attrs = {"pad": False}
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [Sample(input=np.array([b"ab?", b""], dtype=object))]
+
+    def infer(self, input: TensorSpec, pad: bool) -> TensorSpec:  # noqa: A002
+        return input
+
+    def compute(self, ctx: KernelContext, data: Any, pad: bool) -> np.ndarray:
+        def encode(s: bytes) -> bytes:
+            text = base64.urlsafe_b64encode(s)
+            return text if pad else text.rstrip(b"=")
+
+        return _elementwise(data, encode)
+
+
+class DecodeBase64(OpDef):
+    """Each web-safe base64 string decoded (padding optional)."""
+
+    inputs = ("input",)
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [Sample(input=np.array([b"YWI_", b"YQ"], dtype=object))]
+
+    def infer(self, input: TensorSpec) -> TensorSpec:  # noqa: A002
+        return input
+
+    def compute(self, ctx: KernelContext, data: Any) -> np.ndarray:
+        def decode(s: bytes) -> bytes:
+            try:
+                return base64.urlsafe_b64decode(s + b"=" * (-len(s) % 4))
+            except ValueError as e:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Invalid character found in base64: {s[:32]!r} ({e})"
+                ) from None
+
+        return _elementwise(data, decode)
+
+
+class DecodeCompressed(OpDef):
+    """Each string decompressed: ``compression_type`` "" (none), "ZLIB" or "GZIP"."""
+
+    inputs = ("bytes",)
+    attrs = {"compression_type": ""}
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [
+        Sample(bytes=np.array([zlib.compress(b"abc")], dtype=object), compression_type="ZLIB")
+    ]
+
+    def infer(self, data: TensorSpec, compression_type: str) -> TensorSpec:
+        return data
+
+    def compute(self, ctx: KernelContext, data: Any, compression_type: str) -> np.ndarray:
+        decompress = {"": bytes, "ZLIB": zlib.decompress, "GZIP": gzip.decompress}.get(
+            compression_type
+        )
+        if decompress is None:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"compression_type must be '', 'ZLIB' or 'GZIP', got {compression_type!r}",
+            )
+
+        def inflate(s: bytes) -> bytes:
+            try:
+                return decompress(s)
+            except (OSError, zlib.error, EOFError) as e:
+                raise errors.DataLossError(
+                    None, None, f"Failed to decompress ({compression_type}): {e}"
+                ) from None
+
+        return _elementwise(data, inflate)
+
+
 # --- builders -------------------------------------------------------------------------------------
 def _create(op_type: str, inputs: list, attrs: dict | None, name: str | None) -> ops_lib.Operation:
     return ops_lib.get_default_graph().create_op(op_type, inputs, attrs or {}, name=name or op_type)
@@ -270,3 +369,36 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Ten
     """The tensor that ``serialize_tensor`` wrote into ``serialized``, of dtype ``out_type``."""
     attrs = {"out_type": dtypes.as_dtype(out_type)}
     return _create("ParseTensor", [_string(serialized)], attrs, name).outputs[0]
+
+
+def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> Tensor:  # noqa: A002
+    """Each string in web-safe base64 (TensorFlow's ``tf.io.encode_base64``).
+
+    >>> import nbflow as tf
+    >>> tf.Session().run(tf.io.encode_base64([b"ab?"])).tolist()
+    [b'YWI_']
+    """
+    return _create("EncodeBase64", [_string(input)], {"pad": bool(pad)}, name).outputs[0]
+
+
+def decode_base64(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Each web-safe base64 string decoded."""
+    return _create("DecodeBase64", [_string(input)], None, name).outputs[0]
+
+
+def decode_compressed(bytes: Any, compression_type: str = "", name: str | None = None) -> Tensor:  # noqa: A002
+    """Each string decompressed with ``compression_type`` ("", "ZLIB" or "GZIP")."""
+    attrs = {"compression_type": compression_type or ""}
+    return _create("DecodeCompressed", [_string(bytes)], attrs, name).outputs[0]
+
+
+def match_filenames_once(pattern: Any, name: str | None = None) -> Variable:
+    """A local variable holding the files matching ``pattern`` when it was initialized (run
+    ``local_variables_initializer``)."""
+    return Variable(
+        lambda: matching_files(pattern),
+        name=name or "matching_filenames",
+        trainable=False,
+        validate_shape=False,
+        collections=[ops_lib.GraphKeys.LOCAL_VARIABLES],
+    )

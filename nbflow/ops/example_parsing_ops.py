@@ -31,6 +31,7 @@ from typing import Any
 from collections.abc import Sequence
 
 import numpy as np
+from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from nbflow import errors
@@ -45,6 +46,7 @@ from nbflow.ops import array_ops
 Tensor = ops_lib.Tensor
 
 __all__ = [
+    "decode_json_example",
     "FixedLenFeature",
     "FixedLenSequenceFeature",
     "SparseFeature",
@@ -527,7 +529,45 @@ class MergeSparseFeature(OpDef):
         return [indices.reshape(-1, 1 + len(index_values)), values, shape]
 
 
+class DecodeJSONExample(OpDef):
+    """Each ``Example`` in protobuf's JSON form as its binary serialization."""
+
+    inputs = ("json_examples",)
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [
+        Sample(
+            json_examples=np.array(
+                [b'{"features": {"feature": {"x": {"int64List": {"value": ["7"]}}}}}'],
+                dtype=object,
+            )
+        )
+    ]
+
+    def infer(self, json_examples: TensorSpec) -> TensorSpec:
+        return json_examples
+
+    def compute(self, ctx: KernelContext, json_examples: Any) -> np.ndarray:
+        strings = np.asarray(json_examples, dtype=object)
+        out = np.empty(strings.size, dtype=object)
+        for k, text in enumerate(strings.reshape(-1)):
+            try:
+                out[k] = json_format.Parse(text, Example()).SerializeToString()
+            except json_format.ParseError as e:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Error while parsing JSON: {e} (in {bytes(text)[:64]!r})"
+                ) from None
+        return out.reshape(strings.shape)
+
+
 # --- builders -----------------------------------------------------------------------------------
+def decode_json_example(json_examples: Any, name: str | None = None) -> Tensor:
+    """``Example``s written in protobuf's JSON form, as binary ``Example`` strings."""
+    examples = ops_lib.convert_to_tensor(json_examples, dtype=dtypes.string)
+    graph = ops_lib.get_default_graph()
+    return graph.create_op("DecodeJSONExample", [examples], name=name).outputs[0]
+
+
 def _default_tensor(value: Any, dtype: dtypes.DType, shape: Any, name: str) -> Tensor:
     if value is None:
         return array_ops.constant(_empty(dtype, [0]), dtype=dtype, name=name)

@@ -31,11 +31,14 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops import array_ops
 
 Tensor = ops_lib.Tensor
 
 __all__ = [
+    "decode_and_crop_jpeg",
     "decode_bmp",
+    "extract_jpeg_shape",
     "decode_gif",
     "decode_image_uint8",
     "decode_jpeg",
@@ -352,6 +355,27 @@ class IsJpeg(OpDef):
         return np.asarray(_format(_contents(contents)) == "jpeg")
 
 
+class ExtractJpegShape(OpDef):
+    """A JPEG's [height, width, channels], read from its header without decoding."""
+
+    inputs = ("contents",)
+    attrs = {"output_type": dtypes.int32}
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [Sample(contents=_sample_file("JPEG"))]
+
+    def infer(self, contents: TensorSpec, output_type: dtypes.DType) -> TensorSpec:
+        return TensorSpec([3], output_type)
+
+    def compute(self, ctx: KernelContext, contents: Any, output_type: dtypes.DType):
+        data = _contents(contents)
+        if _format(data) != "jpeg":
+            raise errors.InvalidArgumentError(None, None, f"Not a JPEG: {data[:8]!r}")
+        image = Image.open(io.BytesIO(data))
+        channels = {"L": 1, "RGB": 3, "CMYK": 4}.get(image.mode, 3)
+        return np.array([image.height, image.width, channels], dtype=output_type.np)
+
+
 _DECODERS: dict[str, Any] = {
     "jpeg": DecodeJpeg(),
     "png": DecodePng(),
@@ -510,6 +534,40 @@ def decode_image_uint8(contents: Any, channels: int, expand_animations: bool, na
 def is_jpeg(contents: Any, name: str | None = None) -> Tensor:
     """Whether the string ``contents`` starts as a JPEG file does (a bool scalar)."""
     return _decode("IsJpeg", contents, {}, name)
+
+
+def extract_jpeg_shape(contents: Any, output_type: Any = dtypes.int32, name=None) -> Tensor:
+    """A JPEG's [height, width, channels], from its header."""
+    attrs = {"output_type": dtypes.as_dtype(output_type)}
+    return _decode("ExtractJpegShape", contents, attrs, name)
+
+
+def decode_and_crop_jpeg(
+    contents: Any,
+    crop_window: Any,
+    channels: int = 0,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    try_recover_truncated: bool = False,
+    acceptable_fraction: float = 1.0,
+    dct_method: str = "",
+    name: str | None = None,
+) -> Tensor:
+    """The window ``[y, x, height, width]`` of a JPEG's pixels (decoded whole, then cropped)."""
+    with ops_lib.name_scope(name, "decode_and_crop_jpeg", [contents, crop_window]):
+        image = decode_jpeg(
+            contents,
+            channels,
+            ratio,
+            fancy_upscaling,
+            try_recover_truncated,
+            acceptable_fraction,
+            dct_method,
+        )
+        window = ops_lib.convert_to_tensor(crop_window, dtype=dtypes.int32)
+        begin = array_ops.concat([window[:2], [0]], 0)
+        size = array_ops.concat([window[2:], [-1]], 0)
+        return array_ops.slice(image, begin, size)
 
 
 def encode_png(image: Any, compression: int = -1, name: str | None = None) -> Tensor:
