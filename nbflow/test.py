@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+from google.protobuf import text_format
 
 from nbflow import errors
 from nbflow.devices.spec import DeviceSpec
@@ -389,6 +390,15 @@ class TestCase(unittest.TestCase):
     def assertDeviceEqual(self, device1: str, device2: str, msg: Any = None) -> None:  # noqa: N802
         canonical = [DeviceSpec.from_string(d or "").to_string() for d in (device1, device2)]
         self.assertEqual(canonical[0], canonical[1], msg)
+
+    def assertProtoEquals(self, expected_message_maybe_ascii: Any, message: Any, msg=None):  # noqa: N802
+        """``message`` equals the expected proto, given as a message or in text format."""
+        expected = expected_message_maybe_ascii
+        if isinstance(expected, str):
+            expected = text_format.Parse(expected, type(message)())
+        self.assertEqual(
+            text_format.MessageToString(expected), text_format.MessageToString(message), msg
+        )
 
     def assertItemsEqual(self, first: Any, second: Any, msg: Any = None) -> None:  # noqa: N802
         self.assertCountEqual(first, second, msg)

@@ -40,6 +40,15 @@ class _UserSuite(tf.test.TestCase):
             err = tf.test.compute_gradient_error(x, [3], y, [], x_init_value=[0.1, 0.5, 2.0])
         self.assertLess(err, 1e-6)
 
+    def test_proto_equals_text(self):
+        node = tf.constant(1.0, name="c").op.node_def
+        self.assertProtoEquals(node, node)
+        example = tf.train.Example()
+        example.features.feature["x"].int64_list.value.append(3)
+        self.assertProtoEquals(
+            'features { feature { key: "x" value { int64_list { value: 3 } } } }', example
+        )
+
     def test_temp_dir(self):
         import os
 
@@ -52,7 +61,7 @@ class _UserSuite(tf.test.TestCase):
 def test_a_user_suite_passes_and_failures_are_reported():
     result = unittest.TestResult()
     unittest.defaultTestLoader.loadTestsFromTestCase(_UserSuite).run(result)
-    assert result.testsRun >= 6  # plain unittest also calls the helper test_session, harmlessly
+    assert result.testsRun >= 7  # plain unittest also calls the helper test_session, harmlessly
     assert not result.failures and not result.errors, result.failures + result.errors
 
     class Failing(tf.test.TestCase):
