@@ -106,18 +106,22 @@ def _convert_channels(array: np.ndarray, channels: int) -> np.ndarray:
     if channels == own:
         return array
     color = array[..., :3] if own >= 3 else np.repeat(array[..., :1], 3, axis=-1)
-    alpha = array[..., own - 1 :] if own in (2, 4) else None
-    if channels == 1:
-        if own <= 2:
-            return array[..., :1]
-        weights = np.asarray(_PNG_GRAY_WEIGHTS, np.uint32)
-        gray = (color.astype(np.uint32) @ weights) >> 15  # libpng truncates
-        return gray.astype(array.dtype)[..., None]
     if channels == 3:
         return color
-    full = np.iinfo(array.dtype).max
-    opaque = np.full(array.shape[:-1] + (1,), full, array.dtype) if alpha is None else alpha
-    return np.concatenate([color, opaque], axis=-1)
+    if channels in (1, 2):
+        if own <= 2:
+            gray = array[..., :1]
+        else:
+            weights = np.asarray(_PNG_GRAY_WEIGHTS, np.uint32)
+            gray = ((color.astype(np.uint32) @ weights) >> 15).astype(array.dtype)[..., None]
+        if channels == 1:  # libpng truncates the weighted sum
+            return gray
+        color = gray
+    if own in (2, 4):
+        alpha = array[..., own - 1 :]
+    else:
+        alpha = np.full(array.shape[:-1] + (1,), np.iinfo(array.dtype).max, array.dtype)
+    return np.concatenate([color, alpha], axis=-1)
 
 
 def _check_channels(channels: int, allowed: tuple[int, ...]) -> None:
@@ -207,7 +211,7 @@ class _Decode(OpDef):
         return TensorSpec([None, None, channels or None], dtype)
 
     def compute(self, ctx: KernelContext, contents: Any, channels: int = 0, **attrs: Any):
-        _check_channels(channels, (0, 1, 2, 3, 4) if self.kind == "png" else (0, 1, 3, 4))
+        _check_channels(channels, (0, 3, 4))  # TensorFlow's choice for BMP
         return _pixels(_open(_contents(contents), self.kind), channels)
 
 
@@ -269,7 +273,7 @@ class DecodePng(_Decode):
     ]
 
     def compute(self, ctx: KernelContext, contents: Any, channels: int = 0, dtype: Any = None):
-        _check_channels(channels, (0, 1, 2, 3, 4))
+        _check_channels(channels, (0, 1, 3, 4))
         data = _contents(contents)
         image = _open(data, "png")
         wide = dtype == dtypes.uint16
@@ -306,7 +310,7 @@ class DecodeBmp(_Decode):
 
     attrs = {"channels": 0}
     kind = "bmp"
-    samples = [Sample(contents=_sample_file("BMP"), channels=1)]
+    samples = [Sample(contents=_sample_file("BMP"), channels=4)]
 
 
 class DecodeImage(OpDef):
