@@ -36,3 +36,22 @@ def test_data_iterator_functions():
         sess.run(iterator.initializer)
         assert [sess.run(first) for _ in range(3)] == [0, 1, 2]
         assert sess.run(one_shot) == 0
+
+
+def test_tfrecord_writer_compresses_as_options_say(tmp_path):
+    records = [b"alpha", b"", b"gamma" * 50]
+    for options in (
+        tf.io.TFRecordOptions(tf.io.TFRecordCompressionType.GZIP),
+        tf.io.TFRecordOptions("ZLIB"),
+        None,
+    ):
+        kind = tf.io.TFRecordOptions.get_compression_type_string(options)
+        path = str(tmp_path / f"data{kind}.tfrecord")
+        with tf.io.TFRecordWriter(path, options) as writer:
+            for record in records:
+                writer.write(record)
+        assert list(tf.io.tf_record_iterator(path, options)) == records
+        dataset = tf.data.TFRecordDataset(path, compression_type=kind or None)
+        value = tf.data.make_one_shot_iterator(dataset).get_next()
+        with tf.Session() as sess:
+            assert [sess.run(value) for _ in records] == records
