@@ -55,3 +55,19 @@ def test_tfrecord_writer_compresses_as_options_say(tmp_path):
         value = tf.data.make_one_shot_iterator(dataset).get_next()
         with tf.Session() as sess:
             assert [sess.run(value) for _ in records] == records
+
+
+def test_tfrecord_reader_reads_compressed_files(tmp_path):
+    path = str(tmp_path / "data.tfrecord.gz")
+    with tf.io.TFRecordWriter(path, "GZIP") as writer:
+        for record in (b"a", b"b"):
+            writer.write(record)
+    files = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
+    _, value = tf.TFRecordReader(options=tf.io.TFRecordOptions("GZIP")).read(files)
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        assert [sess.run(value) for _ in range(2)] == [b"a", b"b"]
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=10)

@@ -249,7 +249,8 @@ class TFRecordReaderV2(_ReaderOp):
     attrs = {**_ReaderOp.attrs, "compression_type": ""}
 
     def records(self, attrs: dict) -> Callable[[str], Iterator[bytes]]:
-        return tf_record_iterator
+        kind = attrs.get("compression_type", "")
+        return lambda path: tf_record_iterator(path, kind)
 
 
 def _string(value: bytes) -> np.ndarray:
@@ -377,4 +378,4 @@ class TFRecordReader(ReaderBase):
     _op_type = "TFRecordReaderV2"
 
     def __init__(self, name: str | None = None, options: Any = None):
-        super().__init__({}, name)
+        super().__init__({"compression_type": compression_type(options)}, name)
