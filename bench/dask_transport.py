@@ -177,7 +177,7 @@ def _cpu_seconds(pid: int) -> float:
 
 def null_step_cuts(cycles: int = 6, block: int = 40) -> None:
     import nbflow as tf
-    import nbflow.distributed.master as master
+    import nbflow.runtime.master as master
     from bench.distributed import MB, _null_step_graphs
     from nbflow.distributed import Cluster, DistributedSession
 

@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench.common import Result
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_VENV = ROOT / ".benchvenv" / "bin" / "python"
 SUITES = ["core", "training", "distributed", "control_flow", "checkpoints", "devices"]
@@ -127,6 +129,9 @@ def main() -> None:
             results += run_suite_here(suite, framework, args.quick)
         for framework in FRAMEWORKS_ELSEWHERE:
             results += run_suite_in_bench_venv(suite, framework, args.quick)
+        derived = getattr(importlib.import_module(f"bench.{suite}"), "floor_rows", None)
+        if derived is not None:
+            results += [r.as_dict() for r in derived([Result(**r) for r in results])]
         print(f"\n## {suite}\n")
         print(format_table(results))
         everything += results

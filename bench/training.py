@@ -26,6 +26,56 @@ EMBEDDINGS = [
 ]
 
 
+def mlp_step_gflop(sizes: list[int], batch: int) -> float:
+    """FLOPs of one MLP training step's matrix products (GFLOP): forward, the weight gradients,
+    and the input gradients of every layer but the first."""
+    products = [fan_in * fan_out for fan_in, fan_out in zip(sizes[:-1], sizes[1:])]
+    return 2 * batch * (2 * sum(products) + sum(products[1:])) / 1e9
+
+
+def cnn_step_gflop(batch: int) -> float:
+    """FLOPs of one CNN training step (GFLOP): each convolution's forward work N*OH*OW*KH*KW*C*O
+    x2 for the forward, the filter gradient and (but for the first layer's, whose input is
+    fed) the input gradient; the fully connected layers as an MLP whose first layer also passes
+    its input gradient down to the convolutions."""
+    conv1 = 2 * batch * 28 * 28 * 25 * 1 * 32
+    conv2 = 2 * batch * 14 * 14 * 25 * 32 * 64
+    fc1_input_grad = 2 * batch * 7 * 7 * 64 * 1024
+    return (2 * conv1 + 3 * conv2 + fc1_input_grad) / 1e9 + mlp_step_gflop(
+        [7 * 7 * 64, 1024, 10], batch
+    )
+
+
+def floor_rows(results: list[Result]) -> list[Result]:
+    """How far from the floor each framework runs the large MLP and the CNN: the achieved
+    GFLOP/s as a percentage of the NumPy float32 GEMM ceiling measured in the same run."""
+    ceiling = next((r for r in results if r.unit == "GFLOP/s" and r.framework == "numpy"), None)
+    if ceiling is None:
+        return []
+    gflop = {
+        MLP_LARGE[0]: mlp_step_gflop(MLP_LARGE[1], MLP_LARGE[2]),
+        CNN[0]: cnn_step_gflop(CNN[2]),
+    }
+    batch = {MLP_LARGE[0]: MLP_LARGE[2], CNN[0]: CNN[2]}
+    out = []
+    for r in results:
+        if r.workload in gflop and r.unit == "examples/s":
+            per_example = gflop[r.workload] / batch[r.workload] / ceiling.value * 100
+            out.append(
+                Result(
+                    SUITE,
+                    f"{r.workload[:2]} % of GEMM ceiling ({gflop[r.workload]:.2f} GFLOP/step)",
+                    r.framework,
+                    r.value * per_example,
+                    "%",
+                    r.repeats,
+                    (r.spread[0] * per_example, r.spread[1] * per_example),
+                    note=f"ceiling {ceiling.value:.0f} GFLOP/s (numpy matmul 1024^2, same run)",
+                )
+            )
+    return out
+
+
 def _data(batch: int, inputs: int, classes: int = 10):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch, inputs)).astype(np.float32)

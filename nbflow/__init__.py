@@ -62,6 +62,7 @@ from nbflow.ops.data_flow_ops import (
 )
 from nbflow.framework.resources import reset_containers
 from nbflow.ops import reader_ops as _reader_ops
+import sys as _sys
 import types as _types
 
 # tf.python_io / tf.io: TFRecord files (TFRecordWriter, tf_record_iterator).
@@ -208,6 +209,101 @@ from nbflow.framework import graph_util
 
 from nbflow import test  # noqa: E402 - tf.test.is_gpu_available
 
+# ---- Process API: tf.app, tf.flags, tf.logging (on absl-py, as TensorFlow 1.x) ---------------
+from nbflow import app, flags  # noqa: E402
+from nbflow import logging  # noqa: E402 - tf.logging (absolute imports elsewhere keep stdlib's)
+from nbflow.logging import get_logger  # noqa: E402
+
+# ---- tf.math and its top-level names (TensorFlow 1.15 has these at both places) ---------------
+from nbflow import math  # noqa: E402 - tf.math
+from nbflow.ops.math_special import (  # noqa: E402
+    acos,
+    acosh,
+    angle,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    betainc,
+    complex,
+    cosh,
+    digamma,
+    div_no_nan,
+    erf,
+    erfc,
+    igamma,
+    igammac,
+    imag,
+    lbeta,
+    lgamma,
+    polygamma,
+    real,
+    rint,
+    sinh,
+    zeta,
+)
+from nbflow.ops.math_composite import (  # noqa: E402
+    arg_max,
+    arg_min,
+    confusion_matrix,
+    is_non_decreasing,
+    is_strictly_increasing,
+    saturate_cast,
+    to_bfloat16,
+    to_complex64,
+    to_complex128,
+    truncatediv,
+    truncatemod,
+)
+from nbflow.ops.segment_reductions import (  # noqa: E402
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sqrt_n,
+)
+
+# --- tf.linalg, tf.random, tf.strings, tf.distributions (and their TF1 top-level aliases) ---------
+from nbflow import linalg  # noqa: E402
+from nbflow import random  # noqa: E402, A004 - TensorFlow's tf.random, not the stdlib module
+from nbflow.ops.linalg_decompositions import (  # noqa: E402
+    cholesky,
+    cholesky_solve,
+    matrix_solve,
+    matrix_solve_ls,
+    matrix_transpose,
+    matrix_triangular_solve,
+    norm,
+    qr,
+    self_adjoint_eig,
+    self_adjoint_eigvals,
+    svd,
+)
+from nbflow.ops.linalg_structure import (  # noqa: E402
+    cross,
+    matrix_band_part,
+    matrix_diag,
+    matrix_diag_part,
+    matrix_set_diag,
+)
+from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
+from nbflow import strings  # noqa: E402
+from nbflow.ops.string_ops import as_string, regex_replace  # noqa: E402
+from nbflow.ops.string_ops import join as string_join  # noqa: E402
+from nbflow.ops.string_ops import strip as string_strip  # noqa: E402
+from nbflow.ops.string_ops import substr  # noqa: E402
+from nbflow.ops.string_ops import to_hash_bucket as string_to_hash_bucket  # noqa: E402
+from nbflow.ops.string_ops import to_hash_bucket_fast as string_to_hash_bucket_fast  # noqa: E402
+from nbflow.ops.string_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
+from nbflow.ops.string_ops import to_number as string_to_number  # noqa: E402
+from nbflow.ops.string_split_ops import reduce_join, string_split  # noqa: E402
+from nbflow import distributions  # noqa: E402
+
+# --- end of tf.linalg, tf.random, tf.strings, tf.distributions ----------------------------------
 # --- Input formats and I/O (issue 16, api-inputs): tf.io, Example parsing, files, raw bytes ----
 from nbflow import io  # tf.io
 from nbflow.ops.bytes_ops import (
@@ -231,7 +327,6 @@ from nbflow.ops.example_parsing_ops import (
     parse_single_example,
     parse_single_sequence_example,
 )
-from nbflow.ops.image_ops import random_crop
 from nbflow.ops.sparse_serialization_ops import (
     deserialize_many_sparse,
     serialize_many_sparse,
@@ -240,6 +335,11 @@ from nbflow.ops.sparse_serialization_ops import (
 
 newaxis = None
 __version__ = "0.1.0"
+
+# ---- Missing TF names ------------------------------------------------------------------------
+# Last: a TensorFlow 1.15 name nbflow lacks raises an AttributeError that says so and names the
+# closest nbflow alternative (nbflow.api.ledger), in tf and every namespace module.
+from nbflow.api.ledger import guard_namespaces as _guard_namespaces  # noqa: E402
 
 
 def load_ipython_extension(ipython):
@@ -259,3 +359,4 @@ def _register_in_ipython():
 
 
 _register_in_ipython()
+_guard_namespaces(_sys.modules[__name__])

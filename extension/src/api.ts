@@ -7,7 +7,15 @@ import type { HistogramValue } from './model/histogram';
 import type { ScalarsReply } from './model/series';
 import type { TraceJson } from './model/trace';
 
+/** Something the server could not read in a run's files (a damaged record, a refused link). */
+export interface RunWarning {
+  file: string;
+  offset: number;
+  message: string;
+}
+
 export interface RunTags {
+  warnings?: RunWarning[];
   scalars: string[];
   histograms: string[];
   images: string[];

@@ -43,6 +43,7 @@ export class BoardPanel extends Widget {
   private live = true;
   private pollMillis: number;
   private statusEl: HTMLElement;
+  private warningsEl: HTMLElement;
   private logdirInput: HTMLInputElement;
   private runSelect: HTMLSelectElement;
   private views: Record<Tab, HTMLElement>;
@@ -64,6 +65,7 @@ export class BoardPanel extends Widget {
     this.title.caption = `nbflow Board on ${this.logdir}`;
     this.title.closable = true;
     this.graphView = new GraphView(options.bookkeeping);
+    this.scalarsView.logdir = this.logdir;
     this.imagesView = new ImagesView((run, tag, index) => this.api.imageBlob(run, tag, index));
 
     const header = html('div', { class: 'nbflow-header' }, this.node);
@@ -87,6 +89,7 @@ export class BoardPanel extends Widget {
       this.tabButtons.set(t, b);
     }
     this.statusEl = html('span', { class: 'nbflow-status nbflow-board-status' }, header);
+    this.warningsEl = html('div', { class: 'nbflow-warnings' }, this.node);
 
     const graphTab = html('div', { class: 'nbflow-view' });
     const graphBar = html('div', { class: 'nbflow-toolbar' }, graphTab);
@@ -119,6 +122,7 @@ export class BoardPanel extends Widget {
   setLogdir(logdir: string): void {
     this.logdir = logdir;
     this.logdirInput.value = logdir;
+    this.scalarsView.logdir = logdir;
     this.api = new BoardApi(logdir);
     this.title.label = `Board: ${logdir}`;
     this.runs = [];
@@ -126,6 +130,12 @@ export class BoardPanel extends Widget {
     this.histograms.clear();
     this.images.clear();
     this.graphLoaded = this.traceLoaded = this.graphRun = '';
+    this.scalarsView.setData([], []);
+    this.histogramsView.setData([]);
+    this.imagesView.setData([]);
+    this.timelineView.setTraceOptions([]);
+    this.showWarnings();
+    this.polling = false; // a poll of the old directory still in flight is abandoned
     void this.poll();
   }
 
@@ -167,12 +177,19 @@ export class BoardPanel extends Widget {
     }
     this.polling = true;
     const api = this.api;
+    if (!this.runs.length) {
+      this.node.classList.add('nbflow-loading');
+      this.statusEl.textContent = `Loading runs of ${this.logdir}…`;
+    }
     try {
       const { runs } = await api.runs();
       if (api !== this.api) {
         return;
       }
+      this.node.classList.remove('nbflow-loading');
       this.runs = runs;
+      this.dropGone();
+      this.showWarnings();
       await Promise.all([this.pollScalars(api), this.pollHistograms(api), this.pollImages(api)]);
       this.updateRunSelect();
       if (this.graphRun && this.graphLoaded !== this.graphRun) {
@@ -188,11 +205,53 @@ export class BoardPanel extends Widget {
       this.statusEl.textContent = `${runs.length} run(s) · ${points} scalar points · ${new Date().toLocaleTimeString()}`;
       this.node.dataset.polls = String(Number(this.node.dataset.polls ?? 0) + 1);
     } catch (err) {
-      this.statusEl.textContent = String((err as Error).message ?? err);
+      if (api === this.api) {
+        this.node.classList.remove('nbflow-loading');
+        this.statusEl.textContent = String((err as Error).message ?? err);
+      }
     } finally {
-      this.polling = false;
-      this.schedule();
+      if (api === this.api) {
+        this.polling = false;
+        this.schedule();
+      }
     }
+  }
+
+  /** Forget series of runs and tags the server no longer lists (deleted runs). */
+  private dropGone(): void {
+    const listed = new Set<string>();
+    for (const r of this.runs) {
+      for (const tag of [...r.tags.scalars, ...r.tags.histograms, ...r.tags.images]) {
+        listed.add(key(r.name, tag));
+      }
+    }
+    const prune = <T>(m: Map<string, T>): boolean => {
+      const gone = [...m.keys()].filter(k => !listed.has(k));
+      gone.forEach(k => m.delete(k));
+      return gone.length > 0;
+    };
+    if (prune(this.scalars)) {
+      this.scalarsView.setData([...this.scalars.values()], this.runs.map(r => r.name));
+    }
+    if (prune(this.histograms)) {
+      this.histogramsView.setData([...this.histograms.values()]);
+    }
+    prune(this.images);
+    if (this.traceLoaded && !this.runs.some(r => r.tags.traces.some(t => `${r.name}/${t}` === this.traceLoaded))) {
+      this.traceLoaded = '';
+    }
+  }
+
+  /** What the server could not read, run by run: file and offset of each damaged record. */
+  private showWarnings(): void {
+    this.warningsEl.textContent = '';
+    for (const r of this.runs) {
+      for (const w of r.tags.warnings ?? []) {
+        const line = html('div', { class: 'nbflow-warning', 'data-run': r.name }, this.warningsEl);
+        line.textContent = `⚠ ${r.name}: ${w.file} at byte ${w.offset}: ${w.message}`;
+      }
+    }
+    this.warningsEl.style.display = this.warningsEl.childElementCount ? '' : 'none';
   }
 
   private async pollScalars(api: BoardApi): Promise<void> {
@@ -202,6 +261,9 @@ export class BoardPanel extends Widget {
         r.tags.scalars.map(async tag => {
           const s = this.scalars.get(key(r.name, tag)) ?? emptySeries(r.name, tag);
           const reply = await api.scalars(r.name, tag, s.nextOffset);
+          if (api !== this.api) {
+            return; // the log directory changed meanwhile
+          }
           if (reply.steps.length || !this.scalars.has(key(r.name, tag))) {
             this.scalars.set(key(r.name, tag), appendReply(s, reply));
             changed = true;
@@ -222,6 +284,9 @@ export class BoardPanel extends Widget {
           const k = key(r.name, tag);
           const known = this.histograms.get(k);
           const reply = await api.histograms(r.name, tag, known?.nextOffset ?? 0);
+          if (api !== this.api) {
+            return; // the log directory changed meanwhile
+          }
           // a reply from offset 0 to a series that had points: the run restarted, start over
           const s = known && reply.offset !== 0 ? known : { run: r.name, tag, steps: [], values: [], nextOffset: 0 };
           if (reply.offset === s.nextOffset && (reply.steps.length || s !== known)) {
@@ -243,6 +308,9 @@ export class BoardPanel extends Widget {
           const k = key(r.name, tag);
           const known = this.images.get(k);
           const reply = await api.images(r.name, tag, known?.nextOffset ?? 0);
+          if (api !== this.api) {
+            return; // the log directory changed meanwhile
+          }
           // a reply from offset 0 to a series that had points: the run restarted, start over
           const s = known && reply.offset !== 0 ? known : { run: r.name, tag, steps: [], values: [], nextOffset: 0 };
           if (reply.offset === s.nextOffset) {

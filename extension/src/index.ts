@@ -20,6 +20,13 @@ import { relativeLogdir } from './model/series';
 
 export const COMMAND = 'nbflow:open-board';
 export const MIME_TYPE = 'application/vnd.nbflow.board+json';
+/**
+ * The renderer's rank. JupyterLab picks, among a display's MIME types it can render, the one
+ * whose renderer has the LOWEST rank; HTML's is 50, so at 50 the `text/html` fallback that
+ * `%dataflow_board` also sends could win and the panel would never open. Below HTML, above
+ * nothing the board competes with.
+ */
+export const MIME_RANK = 10;
 
 interface BoardArgs {
   logdir?: string;
@@ -92,10 +99,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       {
         safe: true,
         mimeTypes: [MIME_TYPE],
-        defaultRank: 50,
+        defaultRank: MIME_RANK,
         createRenderer: () => new BoardLink(app, opened)
       },
-      50
+      MIME_RANK
     );
   }
 };

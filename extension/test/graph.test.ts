@@ -5,6 +5,7 @@ import {
   buildHierarchy,
   collapse,
   extractBookkeeping,
+  groupSeries,
   groupSignatures,
   normalizeRules,
   parseGraphDef,
@@ -16,6 +17,7 @@ import {
   computeTimeOf
 } from '../src/model/graph';
 import { computeLayout } from '../src/model/layout';
+import { LIGHT_TEXT, DARK_TEXT, contrastRatio, textColorOn, tint } from '../src/model/color';
 
 const def = {
   node: [
@@ -76,7 +78,8 @@ test('bookkeeping_rules_set_aside_high_degree_types_and_names', () => {
   assert.deepEqual([...aside], ['step']);
   const v = collapse(graph, groups, new Set(), aside);
   assert.equal(v.edges.length, 0);
-  assert.deepEqual(v.aside, [{ name: 'step', op: 'VariableV2', degree: 30 }]);
+  assert.deepEqual(v.aside, [{ name: 'step', op: 'VariableV2', ops: 1, degree: 30 }]);
+  assert.equal(v.stubs.get('group:s3')!.in[0], 'step'); // a stub on each node it touches
   assert.equal(extractBookkeeping(graph, normalizeRules({ maxDegree: 0 })).size, 0);
   assert.deepEqual([...extractBookkeeping(graph, normalizeRules({ maxDegree: 0, opTypes: ['VariableV2'] }))], ['step']);
   assert.equal(extractBookkeeping(graph, normalizeRules({ maxDegree: 0, namePatterns: ['^s1'] })).size, 11);
@@ -156,4 +159,92 @@ test('a_flat_scope_of_ten_thousand_ops_is_split_and_lays_out', () => {
   });
   assert.ok(result.boxes['op:big/op4321'], 'laid out without overflowing the stack');
   assert.ok(Date.now() - t0 < 15000, `layout took ${Date.now() - t0} ms`);
+});
+
+/** A training graph as tf.train writes it: model, gradients, optimizer, init and save. */
+const training = {
+  node: [
+    { name: 'x', op: 'Placeholder' },
+    { name: 'W', op: 'VariableV2' },
+    { name: 'W/Assign', op: 'Assign', input: ['W', 'W/Initializer/zeros'] },
+    { name: 'W/Initializer/zeros', op: 'Const' },
+    { name: 'W/read', op: 'Identity', input: ['W'] },
+    { name: 'MatMul', op: 'MatMul', input: ['x', 'W/read'] },
+    { name: 'loss', op: 'Mean', input: ['MatMul'] },
+    { name: 'gradients/Shape', op: 'Shape', input: ['loss'] },
+    { name: 'gradients/MatMul_grad/MatMul', op: 'MatMul', input: ['gradients/Shape', 'x'] },
+    { name: 'Adagrad/update_W/ApplyAdagrad', op: 'ApplyAdagrad', input: ['W', 'gradients/MatMul_grad/MatMul'] },
+    { name: 'Adagrad', op: 'NoOp', input: ['^Adagrad/update_W/ApplyAdagrad'] },
+    { name: 'init', op: 'NoOp', input: ['^W/Assign'] },
+    { name: 'save/SaveV2', op: 'SaveV2', input: ['W'] },
+    { name: 'loss_summary', op: 'ScalarSummary', input: ['loss'] }
+  ]
+};
+
+test('auxiliary_nodes_are_set_aside_by_default_as_whole_scopes_with_stubs', () => {
+  const graph = parseGraphDef(training);
+  const groups = buildHierarchy(graph);
+  const aside = extractBookkeeping(graph, normalizeRules({}));
+  const v = collapse(graph, groups, new Set(), aside);
+  assert.deepEqual(v.aside.map(a => `${a.name}:${a.op}:${a.ops}`), [
+    'Adagrad:group:2', 'gradients:group:2', 'init:NoOp:1', 'loss_summary:ScalarSummary:1', 'save:group:1'
+  ]);
+  assert.deepEqual(v.items.map(i => i.id).sort(), ['group:W', 'op:MatMul', 'op:loss', 'op:x']);
+  assert.deepEqual(v.stubs.get('group:W'), { in: [], out: ['Adagrad', 'init', 'save'] });
+  assert.deepEqual(v.stubs.get('op:loss')!.out.sort(), ['gradients', 'loss_summary']);
+  // put back per node: the gradients scope returns to the graph
+  const back = extractBookkeeping(graph, normalizeRules({}), new Set(['gradients']));
+  assert.ok(collapse(graph, groups, new Set(), back).items.some(i => i.id === 'group:gradients'));
+  assert.equal(extractBookkeeping(graph, normalizeRules({ auxiliary: false, maxDegree: 0 })).size, 0);
+});
+
+test('an_op_named_like_a_scope_lives_in_that_group', () => {
+  const graph = parseGraphDef(training);
+  const groups = buildHierarchy(graph);
+  assert.deepEqual(groups.get('W')!.ops.sort(), ['W', 'W/Assign', 'W/read']);
+  assert.equal(graph.ops.get('W')!.group, 'W');
+  const v = collapse(graph, groups, new Set());
+  assert.equal(v.items.filter(i => i.label === 'W').length, 1); // no "W" beside "⊞ W"
+  assert.deepEqual(groupsAround(graph, groups, 'W'), ['W']);
+});
+
+test('repeated_cells_fold_into_one_series_node', () => {
+  const node = [{ name: 'x', op: 'Placeholder' }];
+  let prev = 'x';
+  for (let i = 0; i < 100; i++) {
+    const cell = `rnn/cell_${i}`;
+    node.push({ name: `${cell}/mul`, op: 'Mul', input: [prev] } as never);
+    node.push({ name: `${cell}/tanh`, op: 'Tanh', input: [`${cell}/mul`] } as never);
+    prev = `${cell}/tanh`;
+  }
+  node.push({ name: 'rnn/other', op: 'Identity', input: [prev] } as never);
+  const graph = parseGraphDef({ node });
+  const groups = buildHierarchy(graph);
+  const sigs = groupSignatures(graph, groups);
+  assert.deepEqual(groupSeries(groups, sigs), ['rnn/cell_[0-99]']);
+  const series = groups.get('rnn/cell_[0-99]')!;
+  assert.equal(series.series, 100);
+  assert.equal(series.size, 200);
+  assert.deepEqual(groups.get('rnn')!.groups, ['rnn/cell_[0-99]']);
+  const v = collapse(graph, groups, new Set(['rnn']));
+  assert.deepEqual(v.items.filter(i => i.parent === 'group:rnn').map(i => i.label).sort(), ['cell_[0-99]', 'other']);
+  assert.deepEqual(groupsAround(graph, groups, 'rnn/cell_42/mul'), ['rnn', 'rnn/cell_[0-99]', 'rnn/cell_42']);
+  // two alike layers are no series (TensorBoard needs more than two), different ones never
+  const two = parseGraphDef(def);
+  const twoGroups = buildHierarchy(two);
+  assert.deepEqual(groupSeries(twoGroups, groupSignatures(two, twoGroups)), []);
+});
+
+test('node_labels_reach_a_contrast_of_4_5_on_every_fill', () => {
+  assert.equal(contrastRatio('#000000', '#ffffff').toFixed(0), '21');
+  assert.equal(contrastRatio('#777777', '#ffffff').toFixed(2), '4.48');
+  // the palette's dark brown with dark text was the complaint: the label turns white
+  assert.equal(textColorOn('#8c564b'), LIGHT_TEXT);
+  assert.equal(textColorOn(tint('#8c564b', 0.6)), DARK_TEXT);
+  const fills = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', 'rgb(175,45,35)', '#c9d7ef', '#fff'];
+  for (const fill of fills) {
+    for (const f of [fill, tint(fill, 0.6)]) {
+      assert.ok(contrastRatio(textColorOn(f), f) >= 4.5, `${f}: ${contrastRatio(textColorOn(f), f)}`);
+    }
+  }
 });

@@ -8,6 +8,7 @@ import {
   emptySeries,
   filterTags,
   relativeLogdir,
+  runLabel,
   smooth,
   ticks,
   toCsv,
@@ -101,4 +102,11 @@ test('trace_rows_per_device_and_thread_with_op_times', () => {
   assert.equal(t.start, 10);
   assert.equal(t.end, 23);
   assert.deepEqual([...opTimes(trace)], [['layer1/matmul', 8], ['layer1/relu', 2]]);
+});
+
+test('legends name runs after their folder, the log directory itself after its last component', () => {
+  assert.equal(runLabel('train', 'logs'), 'train');
+  assert.equal(runLabel('.', 'logs/mlp'), 'mlp');
+  assert.equal(runLabel('.', '/home/me/logs/mlp/'), 'mlp');
+  assert.equal(runLabel('.', '.'), 'run');
 });

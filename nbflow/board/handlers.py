@@ -7,6 +7,7 @@ the board root (``logdir``, then ``run`` relative to the logdir). Series routes 
     GET root                                   {"root"}
     GET runs?logdir=                           {"logdir", "runs": [{"name", "tags"}]}
     GET tags?logdir=&run=                      {"run", "tags"}
+                                               tags["warnings"]: [{"file", "offset", "message"}]
     GET scalars?logdir=&run=&tag=&offset=&max_points=
                                                {"run", "tag", "offset", "next_offset", "total",
                                                 "downsampled", "steps", "wall_times", "values"}
@@ -18,7 +19,9 @@ the board root (``logdir``, then ``run`` relative to the logdir). Series routes 
     GET trace?logdir=&run=&name=               Chrome trace JSON
 
 Every handler is an ``APIHandler`` method under ``@tornado.web.authenticated``: without a valid
-token or cookie the answer is 403. Paths that escape the root are refused with 403 as well.
+token or cookie the answer is 403. Paths that escape the root are refused with 403 as well, and
+so is a run whose event files are symlinks to files outside it. Damaged logs never fail a route:
+the reader skips what it cannot read and the run lists it under ``warnings`` (file, offset).
 """
 
 from __future__ import annotations
@@ -85,6 +88,10 @@ class BoardHandler(APIHandler):
         name = path.relative_to(logdir.path).as_posix()
         if not logdir.has_events(name):  # maybe new since the last (throttled) reload
             logdir.reload(force=True)
+        if logdir.refused(name):
+            raise tornado.web.HTTPError(
+                403, f"run {name!r}: its event files link outside the board root"
+            )
         if name not in logdir.runs():
             raise tornado.web.HTTPError(
                 404, f"no run {run!r} in {self.get_argument('logdir', '.')!r}"
@@ -130,7 +137,7 @@ class RootHandler(BoardHandler):
 class RunsHandler(BoardHandler):
     @tornado.web.authenticated
     def get(self) -> None:
-        logdir = self.logdir()
+        logdir = self.logdir().reload(force=True)  # one per poll: the listing is always fresh
         runs = [{"name": name, "tags": logdir.tags(name)} for name in logdir.runs()]
         self.write_json({"logdir": self.get_argument("logdir", "."), "runs": runs})
 
@@ -286,7 +293,7 @@ def setup_handlers(web_app: tornado.web.Application, root: str) -> None:
     """Add the board's routes under the server's base URL."""
     base_url = web_app.settings["base_url"]
     web_app.settings["nbflow_board_root"] = root
-    web_app.settings["nbflow_board_cache"] = LogCache()
+    web_app.settings["nbflow_board_cache"] = LogCache(root)
     handlers = [
         (url_path_join(base_url, "nbflow", "api", name), handler)
         for name, handler in ROUTES.items()

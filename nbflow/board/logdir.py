@@ -13,7 +13,6 @@ adds what the board shows beyond summaries: traces. A trace is either
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from pathlib import Path
@@ -31,9 +30,11 @@ def is_trace_file(name: str) -> bool:
 class LogDirectory:
     """A log directory's runs, reloaded incrementally and lazily."""
 
-    def __init__(self, path: Path, min_interval: float = 0.25):
+    def __init__(self, path: Path, root: str | Path | None = None, min_interval: float = 0.25):
         self.path = path
-        self.reader = LogReader(str(path))
+        self.reader = LogReader(
+            str(path), root=None if root is None else str(root), keep_file=is_trace_file
+        )
         self.min_interval = min_interval
         self._last_reload = -float("inf")
         self._lock = threading.Lock()
@@ -49,21 +50,23 @@ class LogDirectory:
 
     def runs(self) -> list[str]:
         """Runs with event files, and folders holding only trace files."""
-        names = set(self.reader.runs())
-        for dirpath, dirnames, filenames in os.walk(self.path):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            if any(is_trace_file(f) for f in filenames):
-                names.add(Path(dirpath).relative_to(self.path).as_posix())
-        return sorted(names)
+        return sorted(set(self.reader.runs()) | set(self.reader.kept_runs()))
+
+    def refused(self, run: str) -> bool:
+        """Every event file of the run links outside the root: the run may not be read."""
+        return bool(self.reader.refused(run)) and not self.has_events(run)
+
+    def warnings(self, run: str) -> list[dict[str, Any]]:
+        return [
+            {"file": w.file, "offset": w.offset, "message": w.message}
+            for w in self.reader.warnings(run)
+        ]
 
     def has_events(self, run: str) -> bool:
         return run in self.reader.runs()
 
     def trace_files(self, run: str) -> list[str]:
-        folder = resolve_inside(self.path, run)
-        if not folder.is_dir():
-            return []
-        return sorted(f for f in os.listdir(folder) if is_trace_file(f))
+        return self.reader.kept_files(run)
 
     def trace_names(self, run: str) -> list[str]:
         tagged = self.reader.run(run).run_metadata if self.has_events(run) else {}
@@ -79,8 +82,10 @@ class LogDirectory:
         raise KeyError(name)
 
     def tags(self, run: str) -> dict[str, Any]:
+        warnings = self.warnings(run)
         if not self.has_events(run):
             return {
+                "warnings": warnings,
                 "scalars": [],
                 "histograms": [],
                 "images": [],
@@ -89,6 +94,7 @@ class LogDirectory:
             }
         data = self.reader.run(run)
         return {
+            "warnings": warnings,
             "scalars": sorted(data.scalars_raw),
             "histograms": sorted(data.histograms),
             "images": sorted(data.images),
@@ -139,7 +145,8 @@ def step_stats_of_proto(proto: Any) -> Any:
 class LogCache:
     """``LogDirectory``s by real path, shared by all requests of one server."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = root
         self._dirs: dict[Path, LogDirectory] = {}
         self._lock = threading.Lock()
 
@@ -147,5 +154,5 @@ class LogCache:
         with self._lock:
             log = self._dirs.get(path)
             if log is None:
-                log = self._dirs[path] = LogDirectory(path)
+                log = self._dirs[path] = LogDirectory(path, self.root)
         return log.reload()

@@ -49,9 +49,6 @@ class GPUDevice(Device):
         self.ordinal = ordinal
         self._cuda = cupy.cuda
         self._local = threading.local()
-        from nbflow.devices import gpu_kernels
-
-        gpu_kernels.install()
 
     @property
     def is_host(self) -> bool:

@@ -16,7 +16,7 @@ from nbflow.distributed.session import DistributedSession, StepTiming, session_f
 from nbflow.runtime.session import register_session_target
 from nbflow.train.server_lib import ClusterSpec, Server
 
-register_session_target("nbflow", session_for_target)
+register_session_target("nbflow", DistributedSession)  # the runtime's one plug-in point
 
 __all__ = [
     "Cluster",

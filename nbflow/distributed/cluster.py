@@ -15,6 +15,18 @@ workers), and records the task directory in the scheduler's metadata so other cl
 training loop submitted into the cluster, another notebook — can ``attach``. ``target`` is the
 ``tf.Session`` target of the cluster.
 
+Security: Dask's comm layer unpickles what arrives, so whoever can open a connection to a
+scheduler or worker port can run code in it. ``Cluster.local`` therefore creates its cluster
+with TLS and per-cluster temporary credentials (``Security.temporary()``: a self-signed CA, key
+and certificate held in memory and handed only to the client and the worker processes it
+starts); every peer must present that certificate, so another user of the machine is refused at
+the TLS handshake. nbflow's own connections — the client's step channels
+(``channel.Channels``) and task-to-task tensors (``plugin``) — use the client's and workers'
+``connection_args``, so the same credentials. ``security=False`` is the opt-out (plain TCP, for
+measuring TLS's cost or a machine with no other users). ``from_address``/``from_client``/
+``from_gateway`` use the security the user's cluster has and warn once per scheduler when it
+has none.
+
 Health: ``check_health`` pings every task's worker; a background thread does so periodically.
 ``ensure_tasks`` recreates tasks whose worker died (the nanny restarts the process, Dask
 re-installs the plugin) on a live worker, bumping ``generation`` so sessions re-register their
@@ -27,10 +39,12 @@ import asyncio
 import html
 import threading
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from distributed import Client
+from distributed.security import Security
 
 from nbflow import errors
 from nbflow.devices.device import Device
@@ -41,6 +55,7 @@ from nbflow.train.server_lib import ClusterSpec
 _METADATA_KEY = ("nbflow", "tasks")
 _clusters: dict[str, Cluster] = {}
 _clusters_lock = threading.Lock()
+_warned_insecure: set[str] = set()  # scheduler addresses warned about plain TCP
 
 
 @dataclass
@@ -106,13 +121,19 @@ class Cluster:
         threads_per_worker: int = 1,
         memory_limit: str | int = "2GiB",
         dashboard: bool = False,
-        security: Any = None,
+        security: Security | bool | None = True,
         spec: Any = None,
         health_interval: float | None = 2.0,
         **kwargs: Any,
     ) -> Cluster:
         """An embedded ``LocalCluster`` of worker processes on 127.0.0.1 (``kwargs`` go to
-        ``LocalCluster``)."""
+        ``LocalCluster``).
+
+        ``security``: True (the default, also None) creates per-cluster TLS credentials
+        (``Security.temporary()``), so only this client and the workers it starts can talk to
+        each other; a ``distributed.security.Security`` is used as given; False opts out
+        (plain TCP: any local user can run code in the workers).
+        """
         from distributed import LocalCluster
 
         options: dict[str, Any] = dict(
@@ -124,18 +145,25 @@ class Cluster:
             dashboard_address="127.0.0.1:0" if dashboard else None,
             memory_limit=memory_limit,
         )
-        if security is not None:
+        if security is None or security is True:
+            security = Security.temporary()
+        if security is not False:
             options.update(security=security, protocol="tls://")
         options.update(kwargs)
         dask_cluster = LocalCluster(**options)
-        client = Client(dask_cluster, security=security)
+        client = Client(dask_cluster, security=security or None)
         cluster = cls(client, dask_cluster=dask_cluster, owns=True, health_interval=health_interval)
         if spec is not None:
             cluster.create_tasks(spec)
         return cluster
 
     @classmethod
-    def from_client(cls, client: Client, spec: Any = None, **kwargs: Any) -> Cluster:
+    def from_client(
+        cls, client: Client, spec: Any = None, security: bool | None = None, **kwargs: Any
+    ) -> Cluster:
+        """The cluster of a client the user made, with its security (``security=False``:
+        plain TCP is intended, no warning)."""
+        _warn_if_insecure(client, security)
         cluster = cls(client, **kwargs)
         if spec is not None:
             cluster.create_tasks(spec, missing_only=True)
@@ -143,9 +171,13 @@ class Cluster:
 
     @classmethod
     def from_address(
-        cls, address: str, security: Any = None, spec: Any = None, **kwargs: Any
+        cls, address: str, security: Security | bool | None = None, spec: Any = None, **kwargs: Any
     ) -> Cluster:
-        client = Client(address, security=security)
+        """A client of the scheduler at ``address``; ``security`` is its
+        ``distributed.security.Security`` (None: Dask's configuration; False: plain TCP is
+        intended, no warning)."""
+        client = Client(address, security=security or None)
+        _warn_if_insecure(client, security)
         cluster = cls(client, owns=True, **kwargs)
         if spec is not None:
             cluster.create_tasks(spec, missing_only=True)
@@ -173,7 +205,8 @@ class Cluster:
         )
         try:
             gateway_cluster.scale(n_workers)
-            client = gateway_cluster.get_client(set_as_default=False)
+            client = gateway_cluster.get_client(set_as_default=False)  # the gateway's TLS
+            _warn_if_insecure(client, None)
             client.wait_for_workers(n_workers, timeout=timeout)
             cluster = cls(
                 client, dask_cluster=gateway_cluster, gateway=gateway, owns=True, **kwargs
@@ -465,6 +498,27 @@ class Cluster:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def is_secure(client: Client) -> bool:
+    """Whether the client talks to its scheduler over TLS (so its peers are authenticated)."""
+    return str(client.scheduler.address).startswith("tls://")
+
+
+def _warn_if_insecure(client: Client, security: Any) -> None:
+    """Warn once per scheduler that a plain-TCP cluster runs whatever a peer sends it."""
+    address = str(client.scheduler.address)
+    if security is False or is_secure(client) or address in _warned_insecure:
+        return
+    _warned_insecure.add(address)
+    warnings.warn(
+        f"The Dask cluster at {address} has no TLS: anyone who can reach its ports can run "
+        "code in its workers (Dask's comm unpickles what arrives). Give it a "
+        "distributed.security.Security, use nbflow's Cluster.local() (TLS by default), or pass "
+        "security=False to say plain TCP is intended.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def _target_of(client: Client) -> str:

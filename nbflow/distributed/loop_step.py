@@ -34,15 +34,13 @@ from nbflow.framework.op_def import KernelContext
 from nbflow.runtime.executor import kernel_error, owned
 from nbflow.runtime.plan import Plan
 
-RECV_TYPES = frozenset({"_Recv", "_HostRecv", "_ControlRecv"})
-
 Done = Callable[[tuple | None, BaseException | None], None]
 
 
 def runs_on_loop(plan: Plan) -> bool:
     """Whether ``plan`` may run on the message loop (see the module docstring)."""
     return not plan.has_control_flow and all(
-        node.op.type in RECV_TYPES for node in plan.nodes if node.is_async
+        node.op.op_def.is_recv for node in plan.nodes if node.is_async
     )
 
 

@@ -42,6 +42,7 @@ from distributed.protocol.serialize import to_serialize
 from nbflow import errors
 from nbflow.distributed.task import Registered, StepReport, TaskRendezvous, TaskServer
 from nbflow.distributed.wire import SMALL_BYTES, decode, encode
+from nbflow.ops.sendrecv_ops import RendezvousKey
 
 PLUGIN_NAME = "nbflow"
 LOOP_BUDGET_S = 2e-3  # a step computing longer than this goes back to a driver thread
@@ -124,7 +125,7 @@ class TaskHost:
         if dst_task in self.tasks:
             found = self.rendezvous_for(dst_task, step_id)
             if found is not None:
-                found.deliver(key, value, key.split(";", 1)[0])
+                found.deliver(key, value, RendezvousKey.parse(key).send_device)
             return None
         address = routes.get(dst_task)
         if address is None:
@@ -254,7 +255,7 @@ class TaskHost:
                 registered.inline = (
                     registered.runs >= 3
                     and report.run_s < 2e-4
-                    and not any(p.parallel for p in registered.parts)
+                    and not any(p.runner.can_wait for p in registered.parts)
                 )
             if rendezvous.sent:  # variable buffers sent without a copy: written out first
                 await asyncio.gather(
@@ -316,7 +317,7 @@ class TaskHost:
     ) -> None:
         found = self.rendezvous_for(task, step_id)
         if found is not None:
-            found.deliver(key, decode(value), key.split(";", 1)[0])
+            found.deliver(key, decode(value), RendezvousKey.parse(key).send_device)
 
     async def abort(
         self, comm: Any = None, task: str = "", step_id: int = 0, message: str = ""

@@ -1,18 +1,26 @@
-"""``DistributedSession``: a ``tf.Session`` whose master runs here and whose steps run on tasks.
+"""``DistributedSession``: a ``tf.Session`` whose partitions run on a cluster's tasks.
 
-The first ``run`` of a step signature compiles it (``master.compile_step``) and registers each
-task's share with the task (``nbflow_register``), once. Every ``run`` then sends one
-``nbflow_run`` message per participating task, concurrently, with only the feeds that task
-needs (small arrays inline, ``wire.encode``) and a step id unique across clients; tensors
-between tasks move task to task. The reply of each task carries its fetched values and its
-timings. The messages go on the calling thread's own connections (``channel.Channels``), not
-through the Dask client's event-loop thread; ``direct = False`` sends them through
-``client.sync`` and the client's rpc instead (what ``bench/dask_transport.py`` compares).
+It is a ``Session`` in every respect — fetch and feed handling, the step cache, the master's
+graph work (``runtime.master.compile_step``), deadlines and cancellation — except where
+partitions run, which is what it overrides (``_place_partitions``). ``tf.Session(target)``
+returns one for an ``nbflow://`` target once ``nbflow.distributed`` is imported (it registers
+the scheme).
+
+The first ``run`` of a step signature groups the compiled partitions by task
+(``master.task_shares``) and registers each task's share with the task (``nbflow_register``),
+once. Every ``run`` then sends one ``nbflow_run`` message per participating task,
+concurrently, with only the feeds that task needs (small arrays inline, ``wire.encode``) and a
+step id unique across clients; tensors between tasks move task to task. The reply of each task
+carries its fetched values and its timings. The messages go on the calling thread's own
+connections (``channel.Channels``), not through the Dask client's event-loop thread;
+``direct = False`` sends them through ``client.sync`` and the client's rpc instead (what
+``bench/dask_transport.py`` compares).
 
 Failures: a task whose message fails (its worker died, the connection dropped) is
 ``UnavailableError`` naming the task; a task that reports an error makes the master abort the
 step on the others (``nbflow_abort``), and the step raises the root error — not the
-cancellations it caused. A session whose cluster recreated a task since it compiled a step
+cancellations it caused. A deadline, or ``close()`` cancelling the step's context, aborts it
+on the tasks the same way. A session whose cluster recreated a task since it compiled a step
 recompiles and re-registers (new routes, new handles). ``MonitoredTrainingSession`` recovers
 by making a new session, which first recreates lost tasks (``Cluster.ensure_tasks``).
 
@@ -25,21 +33,21 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from nbflow import errors
-from nbflow.distributed.cluster import Cluster
-from nbflow.distributed.master import CompiledStep, compile_step
+from nbflow.devices.device import Device
+from nbflow.distributed.cluster import Cluster, cluster_for_target
+from nbflow.distributed.master import TaskShare, task_shares
 from nbflow.distributed.wire import decode, encode
-from nbflow.framework import ops as ops_lib
+from nbflow.framework.op_def import KernelContext
 from nbflow.framework.ops import Graph
-from nbflow.runtime.config import ConfigProto, RunMetadata, RunOptions
-from nbflow.runtime.placement import CostModel
-from nbflow.runtime.session import BaseSession, _FetchHandler
+from nbflow.runtime.config import ConfigProto
+from nbflow.runtime.master import CompiledStep
+from nbflow.runtime.session import Session, Step
 
 _MASTER_ID = random.getrandbits(30)
 _step_counter = itertools.count(1)
@@ -66,47 +74,35 @@ class StepTiming:
         )
 
 
-@dataclass
-class _RemoteStep:
-    compiled: CompiledStep
-    generation: int
-    registered: bool = False
-
-
 Call = Callable[[str, dict[str, Any]], Awaitable[Any]]  # (worker address, message) -> reply
 
 
-class DistributedSession(BaseSession):
+class DistributedSession(Session):
     """A session against a ``Cluster`` (see the module docstring)."""
 
+    for_cluster = True
     direct = True  # steps on the calling thread's own connections, not through client.sync
 
     def __init__(
         self,
-        cluster: Cluster,
+        target: Cluster | str = "",
         graph: Graph | None = None,
         config: ConfigProto | None = None,
         task: str | None = None,
         recreate_lost_tasks: bool = True,
     ):
-        self._graph = graph if graph is not None else ops_lib.get_default_graph()
-        self._config = config or ConfigProto()
-        self._closed = False
-        self._opened = True
+        cluster = target if isinstance(target, Cluster) else cluster_for_target(target)
         self._cluster = cluster
         self._task = task
-        self._cost_model = CostModel()
-        self._fetch_cache: dict[Any, _FetchHandler] = {}
-        self._feed_slots: dict = {}
-        self._steps: dict[Any, _RemoteStep] = {}
-        self._steps_version = self._graph._mutation_version
-        self._lock = threading.RLock()
-        self._in_flight: dict[int, tuple[list, dict[str, str]]] = {}  # step id: (shares, routes)
-        self._default_context: Any = None
+        self._generation = cluster.generation
         self.last_step_timing: StepTiming | None = None
         if recreate_lost_tasks:
             cluster.ensure_tasks()
-        self._devices = cluster.devices(task)
+        super().__init__("", graph, config)
+        self._new_step_id = next_global_step_id
+
+    def _open_devices(self, target: str) -> list[Device]:
+        return self._cluster.devices(self._task)
 
     @property
     def sess_str(self) -> str:
@@ -116,47 +112,27 @@ class DistributedSession(BaseSession):
     def cluster(self) -> Cluster:
         return self._cluster
 
-    def list_devices(self) -> list[Any]:
-        return list(self._devices)
+    def _step_signature(self, fetches: Any, feed_dict: dict | None) -> tuple:
+        if self._cluster.generation != self._generation:  # a task was recreated: re-register
+            with self._lock:
+                self._steps.clear()
+                self._generation = self._cluster.generation
+                self._devices = self._cluster.devices(self._task)
+        return super()._step_signature(fetches, feed_dict)
 
-    # --- running -----------------------------------------------------------------------------
-    def run(
-        self,
-        fetches: Any,
-        feed_dict: dict | None = None,
-        options: RunOptions | None = None,
-        run_metadata: RunMetadata | None = None,
-    ) -> Any:
-        handler, step_key, feed_tensors, feed_values = self._step_signature(fetches, feed_dict)
-        step = self._steps.get(step_key)
-        if step is None or step.generation != self._cluster.generation:
-            step = self._compile(handler, feed_tensors)
-            self._steps[step_key] = step
-        results = self._run_step(step, feed_values, self._timeout(options))
-        if run_metadata is not None and options is not None and options.output_partition_graphs:
-            run_metadata.partition_graphs = step.compiled.partition_graphs
-        return handler.build(results)
+    def _place_partitions(self, compiled: CompiledStep, traced: bool) -> Step:
+        """Where partitions run, here: each task's share registered with its task."""
+        routes = self._cluster.routes()
+        shares = task_shares(compiled, routes)
+        self._cluster.client.sync(self._register, shares, routes)
+        runner = _ClusterRunner(self, shares, compiled)
+        partition_ops = [(p.device.name, p.ops) for p in compiled.partitions]
+        return Step(runner, self._device, [], partition_ops, compiled.measured, False)
 
-    def _compile(self, handler: _FetchHandler, feeds: tuple) -> _RemoteStep:
-        with self._lock:
-            generation = self._cluster.generation
-            self._devices = self._cluster.devices(self._task)
-            compiled = compile_step(
-                handler.tensors,
-                handler.targets,
-                list(feeds),
-                self._devices,
-                self._cluster.routes(),
-                self._config,
-                self._cost_model,
-            )
-            step = _RemoteStep(compiled, generation)
-            routes = self._cluster.routes()
-            self._cluster.client.sync(self._register, step.compiled, routes)
-            step.registered = True
-            return step
+    def _release(self) -> None:
+        pass  # the tasks own the resources; Session.reset clears their containers
 
-    async def _register(self, compiled: CompiledStep, routes: dict[str, str]) -> None:
+    async def _register(self, shares: list[TaskShare], routes: dict[str, str]) -> None:
         rpc = self._cluster.client.rpc
 
         async def one(share: Any) -> None:
@@ -172,11 +148,17 @@ class DistributedSession(BaseSession):
                     None, None, reply["message"]
                 )
 
-        await asyncio.gather(*(one(s) for s in compiled.shares))
+        await asyncio.gather(*(one(s) for s in shares))
 
-    def _run_step(self, step: _RemoteStep, feeds: tuple, timeout: float | None) -> tuple:
-        compiled = step.compiled
-        lost = self._cluster.lost_tasks([s.task for s in compiled.shares])
+    def _run_step(
+        self,
+        shares: list[TaskShare],
+        compiled: CompiledStep,
+        ctx: KernelContext,
+        feeds: tuple,
+        deadline: float | None,
+    ) -> tuple:
+        lost = self._cluster.lost_tasks([s.task for s in shares])
         if lost:
             raise errors.UnavailableError(
                 None,
@@ -185,24 +167,38 @@ class DistributedSession(BaseSession):
                 f"{self._cluster.tasks[lost[0]].address}); recreate the session to recover",
             )
         start = time.perf_counter()
-        step_id = next_global_step_id()
-        self._in_flight[step_id] = (compiled.shares, self._cluster.routes())
+        step_id = ctx.step_id
+        timeout = None if deadline is None else max(0.001, deadline - time.monotonic())
+        routes = self._cluster.routes()
+        cancellation = ctx.cancellation
+
+        def cancel() -> None:  # close() or a deadline elsewhere: abort the step on the tasks
+            reason = cancellation.reason()
+            cause = reason if isinstance(reason, errors.OpError) else _closed(reason)
+            try:
+                self._cluster.client.sync(self._abort, step_id, shares, routes, cause)
+            except Exception:  # noqa: BLE001 - the cluster is gone: nothing left to cancel
+                pass
+
+        token = cancellation.register(cancel)
+        if token is None:
+            raise cancellation.reason()
         try:
             if self.direct:
                 channels = self._cluster.channels
                 replies = channels.run(
-                    self._run_async(compiled, step_id, feeds, timeout, channels.call)
+                    self._run_async(shares, step_id, feeds, timeout, channels.call)
                 )
             else:
                 replies = self._cluster.client.sync(
-                    self._run_async, compiled, step_id, feeds, timeout, self._rpc_call
+                    self._run_async, shares, step_id, feeds, timeout, self._rpc_call
                 )
         finally:
-            self._in_flight.pop(step_id, None)
+            cancellation.deregister(token)
         results: list[Any] = [None] * compiled.num_fetches
         slowest = (0.0, 0.0)
         tasks = {}
-        for share, reply in zip(compiled.shares, replies):
+        for share, reply in zip(shares, replies):
             for i, value in reply["values"]:
                 results[i] = decode(value, writable=True)
             run_s, wait_s = reply["run_s"], reply["recv_wait_s"]
@@ -222,11 +218,11 @@ class DistributedSession(BaseSession):
         return await getattr(self._cluster.client.rpc(address), kwargs.pop("op"))(**kwargs)
 
     async def _run_async(
-        self, compiled: CompiledStep, step_id: int, feeds: tuple, timeout: float | None, call: Call
+        self, shares: list[TaskShare], step_id: int, feeds: tuple, timeout: float | None, call: Call
     ) -> list[dict]:
         routes = self._cluster.routes()
         calls = {}
-        for share in compiled.shares:
+        for share in shares:
             message = {
                 "op": "nbflow_run",
                 "task": share.task,
@@ -277,7 +273,7 @@ class DistributedSession(BaseSession):
                 (e for e in failures if not isinstance(e, (errors.CancelledError,))),
                 failures[0],
             )
-        return [replies[s.task] for s in compiled.shares]
+        return [replies[s.task] for s in shares]
 
     async def _abort(
         self,
@@ -299,32 +295,8 @@ class DistributedSession(BaseSession):
 
         await asyncio.gather(*(one(s) for s in shares))
 
-    # --- lifetime ----------------------------------------------------------------------------
-    def close(self) -> None:
-        """Close the session; steps still running (a blocked Dequeue, say) are cancelled."""
-        if self._closed:
-            return
-        self._closed = True
-        self._steps.clear()
-        in_flight = list(self._in_flight.items())
-        if not in_flight:
-            return
-        cause = errors.CancelledError(None, None, "Session closed while the step was running")
-
-        async def cancel_all() -> None:
-            await asyncio.gather(
-                *(self._abort(i, shares, routes, cause) for i, (shares, routes) in in_flight)
-            )
-
-        try:
-            self._cluster.client.sync(cancel_all)
-        except Exception:  # noqa: BLE001 - the cluster is gone: nothing left to cancel
-            pass
-
     @staticmethod
     def reset(target: str, containers: list[str] | None = None, config: Any = None) -> None:
-        from nbflow.distributed.cluster import cluster_for_target
-
         cluster_for_target(target).reset(containers)
 
 
@@ -336,8 +308,24 @@ def _unavailable(task: str, address: str, exc: BaseException) -> errors.OpError:
     )
 
 
+def _closed(reason: BaseException) -> errors.OpError:
+    return errors.CancelledError(None, None, f"Step cancelled: {reason}")
+
+
+class _ClusterRunner:
+    """A cluster step's runner: one message per task (``DistributedSession._run_step``)."""
+
+    can_wait = True
+
+    def __init__(self, session: DistributedSession, shares: list[TaskShare], compiled: Any):
+        self.session = session
+        self.shares = shares
+        self.compiled = compiled
+
+    def run(self, ctx: KernelContext, feeds: tuple, deadline: float | None = None) -> tuple:
+        return self.session._run_step(self.shares, self.compiled, ctx, feeds, deadline)
+
+
 def session_for_target(target: str, graph: Graph | None = None, config: Any = None) -> Any:
     """What ``tf.Session(target)`` returns for an ``nbflow://`` target."""
-    from nbflow.distributed.cluster import cluster_for_target
-
-    return DistributedSession(cluster_for_target(target), graph=graph, config=config)
+    return DistributedSession(target, graph=graph, config=config)

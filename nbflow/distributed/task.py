@@ -35,9 +35,12 @@ from nbflow.distributed.loop_step import LoopProgram, LoopStep, runs_on_loop
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.graph_def import import_graph_def
 from nbflow.framework.op_def import KernelContext
+from nbflow.ops.sendrecv_ops import RendezvousKey
 from nbflow.runtime import executor as executor_lib
-from nbflow.runtime.plan import Plan, aliases_state, build_plan
+from nbflow.runtime.multi_device import PartitionRun, PartitionRunner
+from nbflow.runtime.plan import aliases_state, build_plan
 from nbflow.runtime.rendezvous import LocalRendezvous
+from nbflow.runtime.step import RunnerPolicy, bind_kernels, partition_runner
 
 # Push a tensor to another task: (destination task, step id, key, value, on_error); returns
 # a future of the write, or None when delivered in this process.
@@ -53,7 +56,7 @@ def task_of(device: str) -> str:
 class TaskRendezvous(LocalRendezvous):
     """The rendezvous of one step on one task (see the module docstring)."""
 
-    __slots__ = ("task", "push", "copy_names", "recv_wait", "_parked_at", "on_abort", "sent")
+    __slots__ = ("task", "push", "copy_names", "recv_wait", "_parked_at", "sent")
 
     def __init__(
         self,
@@ -68,23 +71,17 @@ class TaskRendezvous(LocalRendezvous):
         self.copy_names: frozenset[str] = frozenset()
         self.recv_wait = 0.0
         self._parked_at: dict[str, float] = {}
-        self.on_abort: list[Callable[[], None]] = []  # cancel the step's blocked kernels
         self.sent: list[Any] = []  # pushes of variable buffers still being written
 
-    def abort(self, error: BaseException) -> None:
-        """Fail parked Recvs, and cancel kernels blocked elsewhere (a Dequeue, a take_grad)."""
-        super().abort(error)
-        for cancel in list(self.on_abort):
-            cancel()
-
     def send(self, key: str, value: Any, src_device: str = "") -> None:
-        dst_task = task_of(key.split(";", 3)[2])
+        parts = RendezvousKey.parse(key)
+        dst_task = task_of(parts.recv_device)
         if dst_task == self.task or self.push is None:
             super().send(key, value, src_device)
             return
         if self._error is not None:
             raise self._error
-        if key.rsplit(";", 1)[-1] in self.copy_names and isinstance(value, np.ndarray):
+        if parts.tensor_name in self.copy_names and isinstance(value, np.ndarray):
             # A variable's own buffer, sent without a copy: a read-only view, and the step
             # does not finish before it is written out (``sent``), so no later update leaks in.
             value = value.view()
@@ -112,28 +109,22 @@ class TaskRendezvous(LocalRendezvous):
 
 
 @dataclass
-class _DevicePart:
-    device: Device
-    plan: Plan
-    executor: Any
-    parallel: bool
-    feed_indices: list[int]  # step feed index of each plan feed
-    fetch_indices: list[int]  # step fetch index of each plan fetch
-    program: LoopProgram | None = None  # set when the plan may run on the message loop
-
-
-@dataclass
 class Registered:
-    """A subgraph a master registered: its device plans and where its peers live."""
+    """A subgraph a master registered: its partitions' runner and where its peers live."""
 
     handle: str
-    parts: list[_DevicePart]
+    runner: PartitionRunner
     routes: dict[str, str]
     copy_names: frozenset[str]
+    programs: list[LoopProgram] | None  # set when every plan may run on the message loop
     inline: bool = False  # plans short and Recv-free: run on the message loop itself
     on_loop: bool = False  # plans cheap, their async kernels Recvs: ``LoopStep`` on the loop
     runs: int = 0
     slow_runs: int = 0  # consecutive steps on the loop that computed past its budget
+
+    @property
+    def parts(self) -> list[PartitionRun]:
+        return self.runner.parts
 
 
 @dataclass
@@ -192,32 +183,25 @@ class TaskServer:
             fetches = [graph.get_tensor_by_name(n) for n in part["fetches"]]
             targets = [graph.get_operation_by_name(n) for n in part["targets"]]
             feeds = [graph.get_tensor_by_name(n) for n in part["feeds"]]
-            plan = build_plan(fetches, targets, feeds, _binder(device))
+            plan = build_plan(fetches, targets, feeds, bind_kernels(device))
             for node in plan.nodes:
                 op = node.op
-                if op.type in ("_Send", "_RefSend") and aliases_state(op._inputs[0]):
+                if op.op_def.is_send and op._inputs and aliases_state(op._inputs[0]):
                     copy_names.add(op.get_attr("tensor_name"))
-            parallel = plan.has_async or executor_lib.has_parallel_work(plan)
-            executor = (
-                executor_lib.ParallelExecutor(plan, self.pool)
-                if parallel
-                else executor_lib.InlineExecutor(plan)
-            )
-            on_loop = runs_on_loop(plan) and not executor_lib.has_parallel_work(plan)
-            program = LoopProgram.of(plan) if on_loop else None
-            parts.append(
-                _DevicePart(
-                    device,
-                    plan,
-                    executor,
-                    parallel,
-                    part["feed_indices"],
-                    part["fetch_indices"],
-                    program,
-                )
-            )
-        registered = Registered(handle, parts, dict(spec["routes"]), frozenset(copy_names))
-        registered.on_loop = all(p.program is not None for p in parts)
+            parts.append((device, plan, part["feed_indices"], part["fetch_indices"]))
+        fetch_count = 1 + max((i for p in parts for i in p[3]), default=-1)
+        runner = partition_runner(
+            parts, self.pool, RunnerPolicy(), fetch_count, [], self.devices_by_name
+        )
+        on_loop = all(
+            runs_on_loop(plan) and not executor_lib.has_parallel_work(plan)
+            for _, plan, _, _ in parts
+        )
+        programs = [LoopProgram.of(plan) for _, plan, _, _ in parts] if on_loop else None
+        registered = Registered(
+            handle, runner, dict(spec["routes"]), frozenset(copy_names), programs
+        )
+        registered.on_loop = on_loop
         with self._lock:
             self.graphs[handle] = registered
             while len(self.graphs) > 256:  # old step signatures of long-gone sessions
@@ -250,51 +234,18 @@ class TaskServer:
         feeds: dict[int, Any],
         timeout: float | None,
     ) -> StepReport:
-        """Run all device plans of ``registered`` for one step; the first error aborts it."""
+        """Run all device plans of ``registered`` for one step (``PartitionRunner``, as a
+        local multi-device step); the first error aborts it."""
         start = time.perf_counter()
         rendezvous.copy_names = registered.copy_names
-        report = StepReport()
-        failures: list[BaseException] = []
-        step_id = rendezvous.step_id
-
-        def run_part(part: _DevicePart) -> None:
-            device = part.device
-            ctx = KernelContext(device.name, device.xp, device.resources, step_id, rendezvous)
-            rendezvous.on_abort.append(ctx.cancellation.cancel)
-            if rendezvous._error is not None:
-                ctx.cancellation.cancel()
-            try:
-                pfeeds = tuple(device.from_host(feeds[i]) for i in part.feed_indices)
-                if part.parallel:
-                    out = part.executor.run(ctx, pfeeds, timeout)
-                else:
-                    out = part.executor.run(ctx, pfeeds)
-                for i, value in zip(part.fetch_indices, out):
-                    report.values[i] = device.to_host(value)
-            except BaseException as exc:  # noqa: BLE001 - reported to the master
-                failures.append(exc)
-                rendezvous.abort(
-                    errors.CancelledError(None, None, f"Step cancelled: {device.name} failed")
-                )
-
-        parts = registered.parts
-        if len(parts) == 1:
-            run_part(parts[0])
-        else:
-            threads = [threading.Thread(target=run_part, args=(p,), daemon=True) for p in parts]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-        registered.runs += 1
-        self.steps_run += 1
-        report.run_s = time.perf_counter() - start
-        report.recv_wait_s = rendezvous.recv_wait
-        if failures:
-            raise next(
-                (e for e in failures if not isinstance(e, errors.CancelledError)), failures[0]
-            )
-        return report
+        ctx = KernelContext(step_id=rendezvous.step_id)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            values = registered.runner.run_partitions(ctx, rendezvous, feeds, deadline)
+        finally:
+            registered.runs += 1
+            self.steps_run += 1
+        return StepReport(values, time.perf_counter() - start, rendezvous.recv_wait)
 
     def start_step(
         self,
@@ -312,7 +263,7 @@ class TaskServer:
         left = [len(registered.parts)]
         step_id = rendezvous.step_id
 
-        def finished(part: _DevicePart, values: tuple | None, error: BaseException | None):
+        def finished(part: PartitionRun, values: tuple | None, error: BaseException | None):
             if error is not None:
                 failures.append(error)
                 rendezvous.abort(
@@ -340,30 +291,14 @@ class TaskServer:
             else:
                 done(report, None)
 
-        for part in registered.parts:
+        assert registered.programs is not None
+        for part, program in zip(registered.parts, registered.programs):
             device = part.device
-            assert part.program is not None
             ctx = KernelContext(device.name, device.xp, device.resources, step_id, rendezvous)
-            rendezvous.on_abort.append(ctx.cancellation.cancel)
-            if rendezvous._error is not None:
-                ctx.cancellation.cancel()
+            rendezvous.when_aborted(ctx.cancellation.cancel)
             try:
                 pfeeds = tuple(device.from_host(feeds[i]) for i in part.feed_indices)
             except BaseException as exc:  # noqa: BLE001 - reported to the master
                 finished(part, None, exc)
                 continue
-            LoopStep(part.program, ctx, pfeeds, partial(finished, part)).start()
-
-
-def _binder(device: Device) -> Callable[[Any], tuple[Any, Any]]:
-    def bind(op: Any) -> tuple[Any, Any]:
-        opdef = op.op_def
-        if not opdef.has_kernel_for(device.device_type):
-            raise errors.UnimplementedError(
-                op.node_def,
-                op,
-                f"No {device.device_type} kernel registered for op {op.type} (node {op.name})",
-            )
-        return device.adapt_kernel(op, opdef.bind(op, device.device_type)), device.name
-
-    return bind
+            LoopStep(program, ctx, pfeeds, partial(finished, part)).start()

@@ -21,12 +21,14 @@ import builtins
 import copy
 import functools
 import inspect
+import threading
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from nbflow import errors
 from nbflow.framework import dtypes
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 
@@ -99,21 +101,27 @@ class KernelContext:
 
 
 class CancellationManager:
-    """Callbacks to run when a step is cancelled (deadline, error): blocked kernels register
-    here to withdraw their waiters, so a cancelled step leaves no stale waiter in a queue."""
+    """Cancels one step (a deadline, an error elsewhere, ``Session.close``): blocked kernels and
+    waiting runners register callbacks here, so a cancelled step leaves no stale waiter in a
+    queue; ``reason()`` is the error the step ends with."""
 
-    __slots__ = ("_callbacks", "_cancelled", "_lock")
+    __slots__ = ("_callbacks", "_cancelled", "_lock", "_error")
 
     def __init__(self) -> None:
-        import threading
-
         self._callbacks: dict[int, Callable[[], None]] = {}
         self._cancelled = False
         self._lock = threading.Lock()
+        self._error: BaseException | None = None
 
     @property
     def is_cancelled(self) -> bool:
         return self._cancelled
+
+    def reason(self) -> BaseException:
+        """The error a cancelled step raises (``CancelledError`` unless ``cancel`` named one)."""
+        if self._error is not None:
+            return self._error
+        return errors.CancelledError(None, None, "The step was cancelled")
 
     def register(self, callback: Callable[[], None]) -> int | None:
         """Register ``callback``; returns a token, or None if already cancelled (then act now)."""
@@ -130,11 +138,14 @@ class CancellationManager:
         with self._lock:
             self._callbacks.pop(token, None)  # type: ignore[arg-type]
 
-    def cancel(self) -> None:
+    def cancel(self, error: BaseException | None = None) -> None:
+        """Cancel the step (with ``error``, e.g. ``DeadlineExceededError``); runs the callbacks
+        once, outside the lock."""
         with self._lock:
             if self._cancelled:
                 return
             self._cancelled = True
+            self._error = error
             callbacks = list(self._callbacks.values())
             self._callbacks.clear()
         for callback in callbacks:
@@ -228,6 +239,27 @@ class OpDef:
     # and the step code generators paste the expression where they would call the kernel
     # (runtime/codegen.py), which saves a Python call per node and iteration.
     expression: ClassVar[str | None] = None
+    # Traits the runtime reads instead of testing op type strings (nothing outside ``ops/``
+    # compares ``op.type``):
+    # the op puts its input into the step's rendezvous / takes its output from it (partition,
+    # the distributed task, the timeline pair them);
+    is_send: ClassVar[bool] = False
+    is_recv: ClassVar[bool] = False
+    # how the dataflow executor routes the op's values: "" (an ordinary op), "switch", "merge",
+    # "enter", "exit", "next_iteration" or "loop_cond" (runtime/dataflow.py);
+    control_kind: ClassVar[str] = ""
+    # the kernel may return DEAD (a value on an untaken branch) although no input is dead;
+    produces_dead: ClassVar[bool] = False
+    # the op has no GPU kernel: placement keeps it on a CPU device;
+    cpu_only: ClassVar[bool] = False
+    # the output is the input itself (Identity): generated code may alias instead of calling;
+    passes_through: ClassVar[bool] = False
+    # the output is the ``value`` attr (Const): constant folding reads it from the graph;
+    holds_constant: ClassVar[bool] = False
+    # graph optimizations leave it alone although it is stateless (feeds, loop structure);
+    rewritable: ClassVar[bool] = True
+    # the op only groups its control inputs (NoOp): running it means running them.
+    groups_only: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -294,7 +326,14 @@ class OpDef:
     def compute(self, ctx: KernelContext, *inputs: Any, **attrs: Any) -> Any:
         raise TypeError(f"Op {self.type} has no kernel")
 
+    # A CuPy-specific kernel, declared next to ``compute`` where it pays on a GPU (one fused
+    # launch instead of several); the GPU device uses ``compute`` otherwise.
     compute_gpu: Callable[..., Any] | None = None
+
+    def scalar_index(self, op: Any) -> Any:
+        """For ``x[i]`` with a scalar tensor ``i`` (a StridedSlice), the tensor ``i``; None for
+        any other node. Lets the graph optimizer index directly (``_IndexAt``)."""
+        return None
 
     def gradient(self, op: Any, *grads: Any) -> list[Any]:
         raise LookupError(
@@ -303,7 +342,7 @@ class OpDef:
         )
 
     def has_kernel_for(self, device_type: str) -> bool:
-        if device_type == "GPU" and getattr(self, "cpu_only", False):
+        if device_type == "GPU" and self.cpu_only:
             return False
         return type(self).compute is not OpDef.compute or type(self).bind is not OpDef.bind
 

@@ -34,6 +34,7 @@ _TYPES = {
     "bool": _F.TYPE_BOOL,
     "string": _F.TYPE_STRING,
     "bytes": _F.TYPE_BYTES,
+    "fixed32": _F.TYPE_FIXED32,
 }
 
 # TensorFlow's DataType enum (types.proto); a reference type is the value plus 100.
@@ -58,6 +59,8 @@ DATA_TYPES = {
     "uint64": 23,
 }
 _DTYPE_OF_ENUM = {v: k for k, v in DATA_TYPES.items()}
+# TensorFlow's names for those enum values (DT_FLOAT, not DT_FLOAT32), as text GraphDefs spell them.
+_ENUM_NAMES = {"float32": "FLOAT", "float64": "DOUBLE", "float16": "HALF"}
 
 # message name -> fields (name, number, type, label) where label is "", "repeated" or
 # "oneof:<name>"; a type that is not a scalar names a message or an enum of this file.
@@ -198,7 +201,91 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("node_stats", 2, "NodeExecStats", "repeated"),
     ],
     "StepStats": [("dev_stats", 1, "DeviceStepStats", "repeated")],
-    "MetaGraphDef": [("graph_def", 2, "GraphDef", "")],
+    # checkpoints (tensor_bundle.proto, tensor_slice.proto)
+    "TensorSliceProto.Extent": [
+        ("start", 1, "int64", ""),
+        ("length", 2, "int64", "oneof:has_length"),
+    ],
+    "TensorSliceProto": [("extent", 1, "TensorSliceProto.Extent", "repeated")],
+    "BundleHeaderProto": [
+        ("num_shards", 1, "int32", ""),
+        ("endianness", 2, "BundleHeaderProto.Endianness", ""),
+        ("version", 3, "VersionDef", ""),
+    ],
+    "BundleEntryProto": [
+        ("dtype", 1, "DataType", ""),
+        ("shape", 2, "TensorShapeProto", ""),
+        ("shard_id", 3, "int32", ""),
+        ("offset", 4, "int64", ""),
+        ("size", 5, "int64", ""),
+        ("crc32c", 6, "fixed32", ""),
+        ("slices", 7, "TensorSliceProto", "repeated"),
+    ],
+    # meta graphs and SavedModels (meta_graph.proto, saver.proto, saved_model.proto)
+    "SaverDef": [
+        ("filename_tensor_name", 1, "string", ""),
+        ("save_tensor_name", 2, "string", ""),
+        ("restore_op_name", 3, "string", ""),
+        ("max_to_keep", 4, "int32", ""),
+        ("sharded", 5, "bool", ""),
+        ("keep_checkpoint_every_n_hours", 6, "float", ""),
+        ("version", 7, "SaverDef.CheckpointFormatVersion", ""),
+    ],
+    "SaveSliceInfoDef": [
+        ("full_name", 1, "string", ""),
+        ("full_shape", 2, "int64", "repeated"),
+        ("var_offset", 3, "int64", "repeated"),
+        ("var_shape", 4, "int64", "repeated"),
+    ],
+    "VariableDef": [
+        ("variable_name", 1, "string", ""),
+        ("initial_value_name", 6, "string", ""),
+        ("initializer_name", 2, "string", ""),
+        ("snapshot_name", 3, "string", ""),
+        ("save_slice_info_def", 4, "SaveSliceInfoDef", ""),
+        ("is_resource", 5, "bool", ""),
+        ("trainable", 7, "bool", ""),
+    ],
+    "CollectionDef.NodeList": [("value", 1, "string", "repeated")],
+    "CollectionDef.BytesList": [("value", 1, "bytes", "repeated")],
+    "CollectionDef.Int64List": [("value", 1, "int64", "repeated")],
+    "CollectionDef.FloatList": [("value", 1, "float", "repeated")],
+    "CollectionDef": [
+        ("node_list", 1, "CollectionDef.NodeList", "oneof:kind"),
+        ("bytes_list", 2, "CollectionDef.BytesList", "oneof:kind"),
+        ("int64_list", 3, "CollectionDef.Int64List", "oneof:kind"),
+        ("float_list", 4, "CollectionDef.FloatList", "oneof:kind"),
+    ],
+    "TensorInfo": [
+        ("name", 1, "string", "oneof:encoding"),
+        ("dtype", 2, "DataType", ""),
+        ("tensor_shape", 3, "TensorShapeProto", ""),
+    ],
+    "SignatureDef": [
+        ("inputs", 1, "map<string,TensorInfo>", "repeated"),
+        ("outputs", 2, "map<string,TensorInfo>", "repeated"),
+        ("method_name", 3, "string", ""),
+    ],
+    "AssetFileDef": [("tensor_info", 1, "TensorInfo", ""), ("filename", 2, "string", "")],
+    "MetaGraphDef.MetaInfoDef": [
+        ("meta_graph_version", 1, "string", ""),
+        ("tags", 4, "string", "repeated"),
+        ("tensorflow_version", 5, "string", ""),
+        ("tensorflow_git_version", 6, "string", ""),
+        ("stripped_default_attrs", 7, "bool", ""),
+    ],
+    "MetaGraphDef": [
+        ("meta_info_def", 1, "MetaGraphDef.MetaInfoDef", ""),
+        ("graph_def", 2, "GraphDef", ""),
+        ("saver_def", 3, "SaverDef", ""),
+        ("collection_def", 4, "map<string,CollectionDef>", "repeated"),
+        ("signature_def", 5, "map<string,SignatureDef>", "repeated"),
+        ("asset_file_def", 6, "AssetFileDef", "repeated"),
+    ],
+    "SavedModel": [
+        ("saved_model_schema_version", 1, "int64", ""),
+        ("meta_graphs", 2, "MetaGraphDef", "repeated"),
+    ],
     "RunMetadata": [
         ("step_stats", 1, "StepStats", ""),
         ("partition_graphs", 3, "GraphDef", "repeated"),
@@ -207,9 +294,10 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
 
 _ENUMS: dict[str, list[tuple[str, int]]] = {
     "DataType": [("DT_INVALID", 0)]
-    + [(f"DT_{'HALF' if k == 'float16' else k.upper()}", v) for k, v in DATA_TYPES.items()]
-    + [(f"DT_{k.upper()}_REF", v + 100) for k, v in DATA_TYPES.items() if k != "float16"]
-    + [("DT_HALF_REF", 119)],
+    + [(f"DT_{_ENUM_NAMES.get(k, k.upper())}", v) for k, v in DATA_TYPES.items()]
+    + [(f"DT_{_ENUM_NAMES.get(k, k.upper())}_REF", v + 100) for k, v in DATA_TYPES.items()],
+    "BundleHeaderProto.Endianness": [("LITTLE", 0), ("BIG", 1)],
+    "SaverDef.CheckpointFormatVersion": [("LEGACY", 0), ("V1", 1), ("V2", 2)],
     "DataClass": [
         ("DATA_CLASS_UNKNOWN", 0),
         ("DATA_CLASS_SCALAR", 1),
@@ -269,16 +357,22 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
                 field.oneof_index = oneofs[oneof]
             if type_name.startswith("map<"):
                 key, value = type_name[4:-1].split(",")
-                entry = message.nested_type.add(name=f"{name.capitalize()}Entry")
+                camel = "".join(part.capitalize() for part in name.split("_"))
+                entry = message.nested_type.add(name=f"{camel}Entry")
                 entry.options.map_entry = True
                 entry.field.add(name="key", number=1, type=_TYPES[key], label=_F.LABEL_OPTIONAL)
-                entry.field.add(
-                    name="value",
-                    number=2,
-                    type=_F.TYPE_MESSAGE,
-                    type_name=f".{_PACKAGE}.{value}",
-                    label=_F.LABEL_OPTIONAL,
-                )
+                if value in _TYPES:
+                    entry.field.add(
+                        name="value", number=2, type=_TYPES[value], label=_F.LABEL_OPTIONAL
+                    )
+                else:
+                    entry.field.add(
+                        name="value",
+                        number=2,
+                        type=_F.TYPE_MESSAGE,
+                        type_name=f".{_PACKAGE}.{value}",
+                        label=_F.LABEL_OPTIONAL,
+                    )
                 field.type = _F.TYPE_MESSAGE
                 field.type_name = f".{_PACKAGE}.{path}.{entry.name}"
             elif type_name in _TYPES:
@@ -318,6 +412,17 @@ DeviceStepStats = _message("DeviceStepStats")
 StepStats = _message("StepStats")
 RunMetadata = _message("RunMetadata")
 MetaGraphDef = _message("MetaGraphDef")
+TensorSliceProto = _message("TensorSliceProto")
+BundleHeaderProto = _message("BundleHeaderProto")
+BundleEntryProto = _message("BundleEntryProto")
+SaverDef = _message("SaverDef")
+SaveSliceInfoDef = _message("SaveSliceInfoDef")
+VariableDef = _message("VariableDef")
+CollectionDef = _message("CollectionDef")
+TensorInfo = _message("TensorInfo")
+SignatureDef = _message("SignatureDef")
+AssetFileDef = _message("AssetFileDef")
+SavedModel = _message("SavedModel")
 
 
 # --- tensors ------------------------------------------------------------------------------------

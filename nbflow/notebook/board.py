@@ -1,16 +1,27 @@
-"""``%dataflow_board LOGDIR``: ask the JupyterLab extension to open the nbflow Board.
+"""``%dataflow_board LOGDIR``: open the nbflow Board on a log directory.
 
-The display carries ``application/vnd.nbflow.board+json`` (``{"logdir": ...}``), which the
-extension's renderer turns into "open the Board panel on this log directory"; front ends
-without the extension show the HTML or text fallback."""
+The display carries three forms and the front end picks one:
+
+    application/vnd.nbflow.board+json   {"logdir": ...}: in JupyterLab with the extension, the
+                                        renderer (ranked above HTML) opens the Board panel
+    text/html                           elsewhere (classic notebook, VS Code, nbviewer): the
+                                        board inline, as a static table of the runs, each
+                                        scalar tag's last value and a small line of its history
+    text/plain                          a terminal
+"""
 
 from __future__ import annotations
 
 import html
+import math
 import os
 from typing import Any
 
+from nbflow.summary.reader import LogReader
+
 BOARD_MIME = "application/vnd.nbflow.board+json"
+MAX_RUNS = 20
+SPARK_WIDTH, SPARK_HEIGHT = 120, 24
 
 
 class BoardDisplay:
@@ -18,17 +29,63 @@ class BoardDisplay:
         self.logdir = logdir
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        shown = html.escape(self.logdir)
         return {
             BOARD_MIME: {"logdir": self.logdir},
-            "text/html": (
-                f"<div class='nbflow-board-link'>nbflow Board for <code>{shown}</code>: open "
-                "it from the command palette (<i>nbflow: Open Board</i>) if the panel did not "
-                f"open, or run <code>tensorboard --logdir {shown}</code>.</div>"
-            ),
+            "text/html": inline_board_html(self.logdir),
             "text/plain": f"nbflow Board: {self.logdir}",
         }
 
 
 def board_display(logdir: str) -> BoardDisplay:
     return BoardDisplay(os.path.abspath(os.path.expanduser(logdir)))
+
+
+def inline_board_html(logdir: str) -> str:
+    """The runs of ``logdir`` as an HTML table: run, tag, last step and value, a sparkline."""
+    shown = html.escape(logdir)
+    head = f"<div class='nbflow-board-inline'><b>nbflow Board</b> on <code>{shown}</code>"
+    reader = LogReader(logdir, root=logdir, max_depth=4)
+    if os.path.isdir(logdir):
+        reader.reload()
+    rows = []
+    for run in reader.runs()[:MAX_RUNS]:
+        warnings = reader.warnings(run)
+        for tag, series in sorted(reader.scalars(run).items()):
+            last = series.values[-1] if len(series) else math.nan
+            rows.append(
+                f"<tr><td>{html.escape(run)}</td><td>{html.escape(tag)}</td>"
+                f"<td>{int(series.steps[-1]) if len(series) else ''}</td>"
+                f"<td>{last:.4g}</td><td>{_sparkline(series.values.tolist())}</td></tr>"
+            )
+        for w in warnings:
+            rows.append(
+                f"<tr><td>{html.escape(run)}</td><td colspan='4'>&#9888; "
+                f"{html.escape(w.file)} at byte {w.offset}: {html.escape(w.message)}</td></tr>"
+            )
+    if not rows:
+        return head + ": no scalar summaries yet.</div>"
+    return (
+        head
+        + "<table><thead><tr><th>run</th><th>tag</th><th>step</th><th>value</th><th></th>"
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
+
+
+def _sparkline(values: list[float]) -> str:
+    finite = [v for v in values if math.isfinite(v)]
+    if len(finite) < 2:
+        return ""
+    lo, hi = min(finite), max(finite)
+    span = (hi - lo) or 1.0
+    step = SPARK_WIDTH / (len(values) - 1)
+    points = " ".join(
+        f"{i * step:.1f},{SPARK_HEIGHT - 2 - (v - lo) / span * (SPARK_HEIGHT - 4):.1f}"
+        for i, v in enumerate(values)
+        if math.isfinite(v)
+    )
+    return (
+        f"<svg width='{SPARK_WIDTH}' height='{SPARK_HEIGHT}' role='img'>"
+        f"<polyline fill='none' stroke='#1f77b4' stroke-width='1.5' points='{points}'/></svg>"
+    )

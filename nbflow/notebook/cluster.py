@@ -6,7 +6,8 @@ on Dask workers), started small on demand or attached to an existing scheduler. 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_SPEC = {"ps": 1, "worker": 1}
@@ -17,6 +18,8 @@ class ClusterHandle:
     client: Any
     cluster: Any = None  # the Dask cluster object; None when we cannot scale it
     nbflow: Any = None  # the nbflow.distributed.Cluster, when there is one
+    _closed: bool = field(default=False, repr=False)
+    _on_close: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     @classmethod
     def of(cls, obj: Any) -> ClusterHandle:
@@ -131,10 +134,29 @@ class ClusterHandle:
             )
         return rows
 
+    @property
+    def closed(self) -> bool:
+        """Closed here (``close``, ``%dataflow_cluster --close``) or its Dask client closed."""
+        return self._closed or getattr(self.client, "status", "running") in ("closing", "closed")
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once this handle is closed (widgets showing it grey out)."""
+        self._on_close.append(callback)
+
     def check_health(self) -> dict[str, bool]:
         return self.nbflow.check_health() if self.nbflow is not None else {}
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._close_cluster()
+        finally:
+            for callback in self._on_close:
+                callback()
+
+    def _close_cluster(self) -> None:
         if self.nbflow is not None and self.nbflow.client is self.client:
             self.nbflow.close()
             if self.nbflow._owns:

@@ -107,7 +107,8 @@ class LogDirSource:
                 scalars[tag] = Series(
                     [p[0] for p in points], [p[1] for p in points], [p[2] for p in points]
                 )
-            out[run] = RunData(
+            # the log directory itself is a run too; legends name it after the directory
+            out[self.logdir.name if run == "." else run] = RunData(
                 scalars,
                 {tag: _series(values) for tag, values in list(data.histograms.items())},
                 {tag: _series(values) for tag, values in list(data.images.items())},

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nbflow.train.basic_session_run_hooks import ProgressBarHook
+
 PROVENANCE_FILE = "nbflow_run.json"
 
 
@@ -85,8 +87,13 @@ class TrainingRun:
         logdir: str | Path | None = None,
         name: str = "run",
         provenance: CellProvenance | None = None,
+        output: Any = None,
     ):
         self.target = target
+        # where the run's own displays go (its progress bar): an ``ipywidgets.Output`` shown in
+        # the cell that started it; output from the training thread would otherwise land in
+        # whichever cell runs at that moment
+        self.output = output
         self.logdir = Path(logdir) if logdir is not None else None
         self.name = name
         self.provenance = provenance
@@ -157,6 +164,7 @@ class TrainingRun:
         return self
 
     def _main(self) -> None:
+        _thread_run.run = self
         try:
             self.result = self.target(self)
         except BaseException as e:  # noqa: BLE001 - reported through status and error
@@ -179,6 +187,14 @@ class TrainingRun:
 
     def __repr__(self) -> str:
         return f"<TrainingRun {self.name!r} {self.status} step={self.step}>"
+
+
+_thread_run = threading.local()
+
+
+def current_run() -> TrainingRun | None:
+    """The ``TrainingRun`` whose thread is calling, if any."""
+    return getattr(_thread_run, "run", None)
 
 
 class ControlHook:
@@ -216,54 +232,58 @@ def start_training(
     """Start ``target(run)`` in a background thread, recording the calling cell's code."""
     cell, source = current_cell()
     provenance = CellProvenance(cell, source, {k: repr(v) for k, v in (arguments or {}).items()})
-    return TrainingRun(target, logdir=logdir, name=name, provenance=provenance).start()
+    output = None
+    from nbflow.notebook.display import in_kernel
+
+    if in_kernel():
+        import ipywidgets
+        from IPython.display import display
+
+        output = ipywidgets.Output()
+        display(output)  # in this cell, now: the run's progress bar will appear here
+    return TrainingRun(
+        target, logdir=logdir, name=name, provenance=provenance, output=output
+    ).start()
 
 
 def progress_hook(total: int | None = None, loss: Any = None, every: int = 1) -> Any:
-    """A notebook progress bar for a monitored session: nbflow.train's ProgressBarHook when it
-    exists, else ``NotebookProgressHook`` (tqdm.auto: steps/sec and the latest loss)."""
-    try:
-        from nbflow.train import ProgressBarHook
-    except ImportError:
-        return NotebookProgressHook(total, loss, every)
-    return ProgressBarHook(total=total, loss=loss)
+    """A progress bar (steps/sec, latest loss) for a monitored session or a plain loop
+    (``update()`` per step), shown in the cell that started the run."""
+    return NotebookProgressHook(last_step=total, loss=loss, every_n_steps=every)
 
 
-class NotebookProgressHook:
-    """tqdm.auto progress bar with steps/sec and the latest loss, as a session-run hook."""
+class NotebookProgressHook(ProgressBarHook):
+    """``tf.train.ProgressBarHook`` whose bar goes to the cell that started the run.
 
-    def __init__(self, total: int | None = None, loss: Any = None, every: int = 1):
-        self.total, self.loss, self.every = total, loss, max(1, every)
-        self.bar: Any = None
-        self._steps = 0
-
-    def begin(self) -> None:
-        from tqdm.auto import tqdm
-
-        self.bar = tqdm(total=self.total, unit="step", desc="training")
+    In a ``TrainingRun``'s thread the bar is a tqdm notebook widget appended to the run's
+    ``output`` (shown in the starting cell); elsewhere it is tqdm.auto's, as in TensorFlow.
+    ``update()`` advances it from a plain loop without a session.
+    """
 
     def after_create_session(self, session: Any, coord: Any) -> None:
-        return None
+        if self.bar is None:
+            self.bar = self._make_bar()
+        super().after_create_session(session, coord)
 
-    def before_run(self, run_context: Any) -> Any:
-        if self.loss is None:
-            return None
-        from nbflow.train import SessionRunArgs
+    def _make_bar(self) -> Any:
+        run = current_run()
+        if run is not None and run.output is not None:
+            from tqdm.notebook import tqdm as notebook_tqdm
 
-        return SessionRunArgs(self.loss)
+            bar = notebook_tqdm(total=self._last_step, desc=run.name, unit="step", display=False)
+            run.output.append_display_data(bar.container)
+            return bar
+        from tqdm.auto import tqdm
 
-    def after_run(self, run_context: Any, run_values: Any) -> None:
-        self.update(getattr(run_values, "results", None) if self.loss is not None else None)
+        return tqdm(total=self._last_step, desc=self._desc, unit="step")
 
     def update(self, loss: Any = None) -> None:
-        """Advance one step (also usable from a plain loop)."""
+        """Advance one step of a plain loop (no session)."""
         if self.bar is None:
-            self.begin()
-        self._steps += 1
-        if loss is not None and self._steps % self.every == 0:
-            self.bar.set_postfix(loss=f"{float(loss):.4g}", refresh=False)
+            self.bar = self._make_bar()
         self.bar.update(1)
+        if loss is not None and self.bar.n % self._every == 0:
+            self.bar.set_postfix(loss=f"{float(loss):.4g}", refresh=False)
 
     def end(self, session: Any = None) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        super().end(session)

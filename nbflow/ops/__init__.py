@@ -11,3 +11,9 @@ from nbflow.ops import einsum_ops, gather_nd_ops, scan_ops, segment_ops, sequenc
 from nbflow.ops import check_ops, script_ops, sort_ops  # noqa: F401
 from nbflow.ops import image_color_ops, image_ops, resize_bicubic_area_ops, resize_ops  # noqa: F401
 from nbflow.ops import sparse_math_ops, sparse_ops  # noqa: F401
+from nbflow.ops import math_special  # noqa: F401 - tf.math's special functions
+from nbflow.ops import segment_reductions  # noqa: F401 - segment max/min/mean/prod
+from nbflow.ops import math_composite  # noqa: F401 - tf.math functions built from ops
+from nbflow.ops import linalg_decompositions, linalg_structure  # noqa: F401
+from nbflow.ops import stateless_random_ops  # noqa: F401
+from nbflow.ops import string_ops, string_split_ops  # noqa: F401

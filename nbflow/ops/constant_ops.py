@@ -127,6 +127,7 @@ class Const(OpDef):
 
     attrs = {"value": REQUIRED, "dtype": REQUIRED}
     differentiable = False
+    holds_constant = True
     samples = [Sample(value=np.arange(6.0).reshape(2, 3), dtype=dtypes.float64)]
 
     def infer(self, value: np.ndarray, dtype: dtypes.DType) -> TensorSpec:
@@ -188,6 +189,7 @@ class Placeholder(OpDef):
 
     attrs = {"dtype": REQUIRED, "shape": TensorShape(None)}
     differentiable = False
+    rewritable = False  # a feed point: folding or merging it would hide the feed
 
     def infer(self, dtype: dtypes.DType, shape: TensorShape) -> TensorSpec:
         return TensorSpec(shape, dtype)
@@ -230,6 +232,7 @@ class PlaceholderWithDefault(OpDef):
 
     inputs = ("input",)
     attrs = {"shape": TensorShape(None)}
+    rewritable = False  # a feed point: folding its default would hide the feed
     samples = [Sample(input=(2, 3), shape=TensorShape([None, 3]))]
 
     def infer(self, input: TensorSpec, shape: TensorShape) -> TensorSpec:
@@ -258,6 +261,7 @@ class Identity(OpDef):
 
     inputs = ("input",)
     forwards_input = True
+    passes_through = True
     samples = [Sample(input=(2, 3)), Sample(input=())]
 
     def infer(self, input: TensorSpec) -> TensorSpec:
@@ -280,6 +284,7 @@ class StopGradient(OpDef):
     inputs = ("input",)
     differentiable = False
     forwards_input = True
+    passes_through = True
     samples = [Sample(input=(3,))]
 
     def infer(self, input: TensorSpec) -> TensorSpec:

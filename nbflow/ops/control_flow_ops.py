@@ -46,6 +46,7 @@ class NoOp(OpDef):
     """Does nothing; its control inputs give it meaning."""
 
     differentiable = False
+    groups_only = True
 
     def infer(self) -> list:
         return []
@@ -117,7 +118,7 @@ class _ControlFlowOp(OpDef):
     """Base of the primitives; ``control_kind`` tells the executor how to route values."""
 
     abstract = True
-    control_kind: str = ""
+    rewritable = False  # the loop structure the executors rely on
 
 
 class Switch(_ControlFlowOp):

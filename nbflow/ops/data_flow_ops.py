@@ -323,7 +323,21 @@ class QueueEnqueueV2(_AsyncQueueOp):
 
     def start(self, ctx, queue, args, done, timeout_ms):  # type: ignore[override]
         element = tuple(_component(v, t) for v, t in zip(args, queue.dtypes))
+        mismatch = _shape_mismatch(queue, [c.shape for c in element])
+        if mismatch:
+            done(error=errors.InvalidArgumentError(None, None, mismatch))
+            return
         queue.enqueue([element], lambda *a, **k: done(None, **k), ctx)
+
+
+def _shape_mismatch(queue: _Queue, shapes: list[tuple]) -> str:
+    """TensorFlow's message when an element's component shapes differ from the queue's."""
+    for k, (want, got) in enumerate(zip(queue.shapes or [], shapes)):
+        if not want.is_compatible_with(got):
+            return (
+                f"Shape mismatch in tuple component {k}. Expected {want.as_list()}, got {list(got)}"
+            )
+    return ""
 
 
 class QueueEnqueueManyV2(_AsyncQueueOp):
@@ -345,6 +359,10 @@ class QueueEnqueueManyV2(_AsyncQueueOp):
                     None, None, f"enqueue_many: components differ in size along dim 0: {sorted(n)}"
                 )
             )
+            return
+        mismatch = _shape_mismatch(queue, [c.shape[1:] for c in columns])
+        if mismatch:
+            done(error=errors.InvalidArgumentError(None, None, mismatch))
             return
         count = n.pop()
         if count == 0:

@@ -341,6 +341,8 @@ class OneHot(OpDef):
 
     def compute(self, ctx: KernelContext, indices, depth, on_value, off_value, axis: int):
         xp = ctx.xp
+        if int(depth) < 0:
+            raise ValueError(f"depth must be non-negative, got: {int(depth)}")
         a = indices.ndim if axis == -1 else axis
         classes = xp.arange(int(depth)).reshape((-1,) + (1,) * (indices.ndim - a))
         hot = xp.expand_dims(indices, a) == classes

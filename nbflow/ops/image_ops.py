@@ -307,23 +307,4 @@ def decode_image(
         return image if dtype == dtypes.uint8 else convert_image_dtype(image, dtype)
 
 
-def random_crop(value: Any, size: Any, seed: int | None = None, name: str | None = None) -> Tensor:
-    """A crop of ``value`` of shape ``size`` at a uniformly random offset (any rank).
-
-    >>> import nbflow as tf
-    >>> crop = tf.random_crop(tf.reshape(tf.range(16), [4, 4]), [2, 3], seed=1)
-    >>> tf.Session().run(crop).shape
-    (2, 3)
-    """
-    with ops_lib.name_scope(name, "random_crop", [value, size]) as scope:
-        value = ops_lib.convert_to_tensor(value, name="value")
-        size = ops_lib.convert_to_tensor(size, dtype=dtypes.int32, name="size")
-        shape = array_ops.shape(value)
-        checks = _assert(
-            math_ops.reduce_all(math_ops.greater_equal(shape, size)), "Need value.shape >= size"
-        )
-        limit = _with_dependencies(checks, shape - size + 1)
-        draw = random_ops.random_uniform(
-            array_ops.shape(shape), maxval=dtypes.int32.max, dtype=dtypes.int32, seed=seed
-        )
-        return array_ops.slice(value, math_ops.mod(draw, limit), size, name=scope)
+random_crop = random_ops.random_crop  # tf.image.random_crop is tf.random_crop

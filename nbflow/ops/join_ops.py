@@ -394,6 +394,11 @@ class Tile(OpDef):
         )
 
     def compute(self, ctx: KernelContext, input: Any, multiples: Any) -> Any:
+        if multiples.shape != (input.ndim,):  # np.tile would broadcast: TensorFlow refuses
+            raise ValueError(
+                f"Expected multiples argument to be a vector of length {input.ndim} but got "
+                f"length {multiples.size}"
+            )
         return ctx.xp.tile(input, multiples.tolist())
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:

@@ -5,6 +5,9 @@ Builders convert Python values to the other operand's dtype, as TensorFlow's ope
 module also holds what every math module shares: the dtype families (``_NUMERIC`` ...),
 ``_create``, ``_check_dtype`` and the per-subclass Sample copies (``_copy_samples``).
 
+Integer division and modulo by zero fail the step with ``InvalidArgumentError`` as TensorFlow's
+CPU kernels do (``_Division``); floats keep IEEE's inf and nan and their pasted expression.
+
 Gradients are graph code written with the public builders. A broadcasting binary op sums its
 gradient back to each input's shape (``_unbroadcast``): statically when the shapes allow it, else
 TensorFlow's way, ``Reshape(Sum(grad, BroadcastGradientArgs(Shape(x), Shape(grad))), Shape(x))``.
@@ -20,6 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nbflow import errors
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
@@ -217,7 +221,37 @@ class RealDiv(BinaryOp):
         return _binary_grads(op, gx, gy)
 
 
-class FloorDiv(BinaryOp):
+class _Division(BinaryOp):
+    """Base of the integer-dividing ops: an integer divisor of zero fails the step.
+
+    TensorFlow's CPU kernels raise ``InvalidArgumentError: Integer division by zero`` where
+    NumPy would return 0 with a warning. Floats keep IEEE's inf and nan and their pasted
+    ``expression`` (no check, no extra call); only a node whose inputs are integers binds
+    the checking kernel. GPU kernels, as TensorFlow's, do not check (it would synchronize).
+    """
+
+    abstract = True
+
+    def bind(self, op: Any, device_type: str = "CPU") -> Any:
+        kernel = super().bind(op, device_type)
+        if device_type != "CPU" or op.inputs[1].dtype.base_dtype not in _INTS:
+            return kernel
+        return _zero_checked(kernel)
+
+
+def _zero_checked(kernel: Any) -> Any:
+    count_nonzero = np.count_nonzero  # a quarter of ``y.all()``'s time on small arrays
+
+    def divide_integers(ctx: KernelContext, x: Any, y: Any) -> Any:
+        has_zero = not y if y.ndim == 0 else count_nonzero(y) < y.size
+        if has_zero and x.size:  # an empty result divides nothing (TensorFlow's too)
+            raise errors.InvalidArgumentError(None, None, "Integer division by zero")
+        return kernel(ctx, x, y)
+
+    return divide_integers
+
+
+class FloorDiv(_Division):
     """x // y, rounding toward negative infinity (Python's semantics) for every type."""
 
     allowed = _REAL
@@ -230,7 +264,7 @@ class FloorDiv(BinaryOp):
     expression = "x // y"
 
 
-class FloorMod(BinaryOp):
+class FloorMod(_Division):
     """x mod y with the sign of y (Python's ``%``)."""
 
     allowed = _REAL
@@ -247,6 +281,38 @@ class FloorMod(BinaryOp):
 
         x, y = op.inputs
         return _binary_grads(op, grad, multiply(negative(grad), floordiv(x, y)))
+
+
+class TruncateDiv(_Division):
+    """x / y rounded toward zero (C's integer division); floats: trunc(x / y)."""
+
+    allowed = _REAL
+    differentiable = False
+    samples = [
+        Sample(x=(2, 3), y=_POSITIVE),
+        Sample(input_dtype=np.int32, x=np.array([7, -7, 7, -7, 1]), y=np.array([2, 2, -2, -2, -3])),
+        Sample(input_dtype=np.uint8, x=np.array([7, 200]), y=np.array([2, 3])),
+    ]
+
+    def compute(self, ctx: KernelContext, x: Any, y: Any) -> Any:
+        if x.dtype.kind not in "iu":
+            return ctx.xp.trunc(x / y)
+        q = x // y
+        return q + ((q < 0) & (q * y != x))  # floor -> trunc: inexact negative quotients up one
+
+
+class TruncateMod(_Division):
+    """x mod y with the sign of x (C's ``%``, ``fmod``)."""
+
+    allowed = frozenset({dtypes.int32, dtypes.int64}) | _FLOATS
+    differentiable = False
+    samples = [
+        Sample(x=(2, 3), y=_POSITIVE),
+        Sample(x=(2, 1), y=-_POSITIVE),
+        Sample(input_dtype=np.int32, x=np.array([7, -7, 7, -7]), y=np.array([3, 3, -3, -3])),
+    ]
+
+    expression = "xp.fmod(x, y)"
 
 
 class Pow(BinaryOp):
@@ -443,6 +509,26 @@ def floordiv(x: Any, y: Any, name: str | None = None) -> Tensor:
 def floormod(x: Any, y: Any, name: str | None = None) -> Tensor:
     """x % y with the sign of y, as Python's ``%``."""
     return binary("FloorMod", x, y, name)
+
+
+def truncatediv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x / y rounded toward zero, as C divides integers.
+
+    >>> import nbflow as tf
+    >>> int(tf.Session().run(tf.truncatediv(-7, 2)))
+    -3
+    """
+    return binary("TruncateDiv", x, y, name)
+
+
+def truncatemod(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """x mod y with the sign of x, as C's ``%``.
+
+    >>> import nbflow as tf
+    >>> int(tf.Session().run(tf.truncatemod(-7, 3)))
+    -1
+    """
+    return binary("TruncateMod", x, y, name)
 
 
 def div(x: Any, y: Any, name: str | None = None) -> Tensor:

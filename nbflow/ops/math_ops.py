@@ -35,6 +35,8 @@ from nbflow.ops.math_binary import (  # noqa: F401 - re-exported
     RealDiv,
     FloorDiv,
     FloorMod,
+    TruncateDiv,
+    TruncateMod,
     Pow,
     Maximum,
     Minimum,
@@ -54,6 +56,8 @@ from nbflow.ops.math_binary import (  # noqa: F401 - re-exported
     realdiv,
     floordiv,
     floormod,
+    truncatediv,
+    truncatemod,
     div,
     truediv,
     divide,
@@ -263,6 +267,8 @@ __all__ = [
     "to_int64",
     "trace",
     "truediv",
+    "truncatediv",
+    "truncatemod",
 ]
 
 

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from nbflow.devices import gpu_kernels
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
@@ -239,6 +240,9 @@ class Sigmoid(UnaryOp):
         y *= 0.5
         return y
 
+    def compute_gpu(self, ctx: KernelContext, x: Any) -> Any:
+        return gpu_kernels.elementwise("T x", "T y", "y = 1 / (1 + exp(-x))", "nbflow_sigmoid")(x)
+
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
         return [_create("SigmoidGrad", [op.outputs[0], grad])]
 
@@ -260,6 +264,12 @@ class SigmoidGrad(_ActivationGrad):
 
     expression = "dy * y * (1 - y)"
 
+    def compute_gpu(self, ctx: KernelContext, y: Any, dy: Any) -> Any:
+        kernel = gpu_kernels.elementwise(
+            "T y, T dy", "T z", "z = dy * y * (1 - y)", "nbflow_sigmoid_grad"
+        )
+        return kernel(y, dy)
+
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
         y, dy = op.inputs
         gb = multiply(grad, dy)
@@ -270,6 +280,12 @@ class TanhGrad(_ActivationGrad):
     """The gradient of y = tanh(x) given y and dy: dy * (1 - y * y), in one kernel."""
 
     expression = "dy * (1 - y * y)"
+
+    def compute_gpu(self, ctx: KernelContext, y: Any, dy: Any) -> Any:
+        kernel = gpu_kernels.elementwise(
+            "T y, T dy", "T z", "z = dy * (1 - y * y)", "nbflow_tanh_grad"
+        )
+        return kernel(y, dy)
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
         y, dy = op.inputs

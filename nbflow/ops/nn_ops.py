@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from nbflow.devices import gpu_kernels
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
@@ -88,6 +89,11 @@ class Relu(_Activation):
 
     expression = "xp.maximum(features, 0)"
 
+    def compute_gpu(self, ctx: KernelContext, features: Any, **attrs: Any) -> Any:
+        return gpu_kernels.elementwise("T x", "T y", "y = x > 0 ? x : (T)0", "nbflow_relu")(
+            features
+        )
+
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
         return [relu_grad(grad, op.outputs[0])]
 
@@ -96,6 +102,12 @@ class ReluGrad(_ActivationGrad):
     """gradients where features > 0, else 0 (features may be Relu's input or its output)."""
 
     expression = "gradients * (features > 0)"
+
+    def compute_gpu(self, ctx: KernelContext, gradients: Any, features: Any, **attrs: Any) -> Any:
+        kernel = gpu_kernels.elementwise(
+            "T dy, T x", "T z", "z = x > 0 ? dy : (T)0", "nbflow_relu_grad"
+        )
+        return kernel(gradients, features)
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
         return [relu_grad(grad, op.inputs[1]), _zeros_like(op.inputs[1])]

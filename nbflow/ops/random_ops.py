@@ -22,12 +22,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.special
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec, kernel_attrs
 from nbflow.framework.tensor_shape import TensorShape
-from nbflow.ops import array_ops, math_ops
+from nbflow.ops import array_ops, check_ops, math_ops
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1
@@ -215,6 +216,85 @@ class Multinomial(_RandomOp):
         return ctx.xp.asarray(out)
 
 
+class RandomGamma(_RandomOp):
+    """Gamma(alpha, 1) draws of shape ``shape + alpha.shape``, by inverting the CDF at uniform
+    draws, so a draw is a smooth function of ``alpha`` for a fixed seed: the gradient with
+    respect to ``alpha`` is the implicit reparameterization dx/dalpha = -(dF/dalpha)/(dF/dx)
+    (``RandomGammaGrad``), as TensorFlow's."""
+
+    inputs = ("shape", "alpha")
+    differentiable = True
+    cpu_only = True  # SciPy's inverse incomplete gamma function
+    samples = [
+        Sample(shape=np.array([3], np.int32), alpha=np.array([0.7, 2.5]), seed=1, seed2=2),
+        Sample(shape=np.array([2, 2], np.int32), alpha=np.float64(4.0), seed=3),
+    ]
+
+    def infer(self, shape: TensorSpec, alpha: TensorSpec, seed: int, seed2: int) -> TensorSpec:
+        if not alpha.dtype.is_floating:
+            raise TypeError(f"RandomGamma: alpha must be a float tensor, got {alpha.dtype}")
+        out = array_ops._shape_from_spec(shape).concatenate(alpha.shape)
+        return TensorSpec(out, alpha.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, shape, alpha, seed, seed2, rng=None) -> Any:
+        rng = rng or new_generator(seed, seed2)
+        alpha = np.asarray(alpha)
+        dims = tuple(shape.tolist()) + alpha.shape
+        u = rng.random(dims)
+        draws = scipy.special.gammaincinv(alpha.astype(np.float64), u)
+        tiny = np.finfo(alpha.dtype).tiny
+        return ctx.xp.asarray(np.maximum(draws, tiny).astype(alpha.dtype))
+
+    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
+        shape, alpha = op.inputs
+        sample = op.outputs[0]
+        partial = (
+            ops_lib.get_default_graph().create_op("RandomGammaGrad", [alpha, sample], {}).outputs[0]
+        )
+        batch_axes = math_ops.range(array_ops.size(shape))
+        return [None, math_ops.reduce_sum(grad * partial, batch_axes)]
+
+
+class RandomGammaGrad(OpDef):
+    """d sample / d alpha of Gamma(alpha, 1) draws at fixed CDF value (implicit
+    reparameterization): -(dF/dalpha) / (dF/dx), F the regularized lower incomplete gamma.
+    dF/dalpha is a central difference in float64 (relative error about 1e-9)."""
+
+    inputs = ("alpha", "sample")
+    differentiable = False
+    cpu_only = True
+    samples = [Sample(alpha=np.array([0.7, 2.5]), sample=np.array([[0.3, 2.0], [1.1, 4.0]]))]
+
+    def infer(self, alpha: TensorSpec, sample: TensorSpec) -> TensorSpec:
+        return TensorSpec(sample.shape, alpha.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, alpha: Any, sample: Any) -> Any:
+        a = np.broadcast_to(np.asarray(alpha, np.float64), np.shape(sample))
+        x = np.asarray(sample, np.float64)
+        h = 1e-6 * np.maximum(a, 1.0)
+        d_alpha = (scipy.special.gammainc(a + h, x) - scipy.special.gammainc(a - h, x)) / (2 * h)
+        log_density = (a - 1.0) * np.log(x) - x - scipy.special.gammaln(a)
+        return ctx.xp.asarray((-d_alpha / np.exp(log_density)).astype(np.asarray(alpha).dtype))
+
+
+class RandomPoissonV2(_RandomOp):
+    """Poisson(rate) draws of shape ``shape + rate.shape`` in ``dtype``."""
+
+    inputs = ("shape", "rate")
+    attrs = {"dtype": dtypes.int64, "seed": 0, "seed2": 0}
+    samples = [Sample(shape=np.array([4], np.int32), rate=np.array([0.5, 3.0]), seed=1)]
+
+    def infer(self, shape: TensorSpec, rate: TensorSpec, dtype, seed, seed2) -> TensorSpec:
+        out = array_ops._shape_from_spec(shape).concatenate(rate.shape)
+        return TensorSpec(out, dtype)
+
+    def compute(self, ctx: KernelContext, shape, rate, dtype, seed, seed2, rng=None) -> Any:
+        rng = rng or new_generator(seed, seed2)
+        rate = np.asarray(rate)
+        draws = rng.poisson(rate.astype(np.float64), size=tuple(shape.tolist()) + rate.shape)
+        return ctx.xp.asarray(draws.astype(dtype.np))
+
+
 # --- builders -------------------------------------------------------------------------------------
 def _random(op_type: str, inputs: list[Any], attrs: dict[str, Any], seed: Any, name=None):
     seed1, seed2 = get_seed(seed)
@@ -315,10 +395,92 @@ def multinomial(
         return _random("Multinomial", [logits, n], attrs, seed, name=scope)
 
 
+def random_gamma(
+    shape: Any,
+    alpha: Any,
+    beta: Any = None,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """Gamma(alpha, beta) draws (``beta`` is the rate), of shape ``shape + alpha.shape``;
+    differentiable with respect to ``alpha`` and ``beta``.
+
+    >>> import nbflow as tf
+    >>> tf.random.gamma([5], [1.0, 2.0], seed=1).shape
+    TensorShape([5, 2])
+    """
+    dtype = dtypes.as_dtype(dtype).base_dtype
+    with ops_lib.name_scope(name, "random_gamma", [shape, alpha, beta]):
+        shape_t = _shape_tensor(shape)
+        alpha_t = ops_lib.convert_to_tensor(alpha, dtype=dtype, name="alpha")
+        beta_t = ops_lib.convert_to_tensor(1 if beta is None else beta, dtype=dtype, name="beta")
+        alpha_b = alpha_t + array_ops.zeros_like(beta_t)
+        draws = _random("RandomGamma", [shape_t, alpha_b], {}, seed)
+        return math_ops.maximum(draws / beta_t, float(np.finfo(dtype.np).tiny))
+
+
+def random_poisson(
+    lam: Any,
+    shape: Any,
+    dtype: Any = dtypes.float32,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """Poisson(lam) draws of shape ``shape + lam.shape`` (TF1's argument order: lam first)."""
+    with ops_lib.name_scope(name, "random_poisson", [lam, shape]):
+        shape_t = _shape_tensor(shape)
+        rate = ops_lib.convert_to_tensor(lam, name="lam")
+        attrs = {"dtype": dtypes.as_dtype(dtype).base_dtype}
+        return _random("RandomPoissonV2", [shape_t, rate], attrs, seed)
+
+
+def categorical(
+    logits: Any,
+    num_samples: Any,
+    dtype: Any = None,
+    seed: int | None = None,
+    name: str | None = None,
+) -> Tensor:
+    """``num_samples`` class indices per row of ``logits`` (``tf.random.categorical``)."""
+    return multinomial(
+        logits, num_samples, seed=seed, name=name or "categorical", output_dtype=dtype
+    )
+
+
+def random_crop(value: Any, size: Any, seed: int | None = None, name: str | None = None) -> Tensor:
+    """A random block of ``value`` of shape ``size`` (the same offset for the whole block).
+
+    >>> import nbflow as tf
+    >>> tf.random_crop(tf.zeros([5, 6, 3]), [2, 2, 3], seed=1).shape
+    TensorShape([2, 2, 3])
+    """
+    with ops_lib.name_scope(name, "random_crop", [value, size]):
+        value = ops_lib.convert_to_tensor(value, name="value")
+        size_t = ops_lib.convert_to_tensor(size, dtype=dtypes.int32, name="size")
+        if value.shape.ndims is not None and size_t.shape.is_fully_defined():
+            if size_t.shape.num_elements() != value.shape.ndims:
+                raise ValueError(f"random_crop: size {size} does not fit value shape {value.shape}")
+        shape = array_ops.shape(value)
+        check = check_ops.assert_greater_equal(
+            shape, size_t, message="Need value.shape >= size, got"
+        )
+        with ops_lib.control_dependencies([check]):
+            limit = shape - size_t + 1
+        offset = random_uniform(
+            array_ops.shape(size_t), maxval=dtypes.int32.max, dtype=dtypes.int32, seed=seed
+        )
+        return array_ops.slice(value, math_ops.floormod(offset, limit), size_t)
+
+
 __all__ = [
+    "categorical",
     "get_seed",
     "multinomial",
+    "random_crop",
+    "random_gamma",
     "random_normal",
+    "random_poisson",
     "random_shuffle",
     "random_uniform",
     "set_random_seed",

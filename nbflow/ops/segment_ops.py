@@ -2,7 +2,8 @@
 
 ``segment_ids`` is a sorted 1-D tensor naming, for each row of ``data``, the output row it adds
 into; the output has ``max(segment_ids) + 1`` rows (ids that never occur give zero rows). The
-unsorted variant, which takes ``num_segments`` instead, is UnsortedSegmentSum in gather_ops.
+unsorted variant, which takes ``num_segments`` instead, is UnsortedSegmentSum in gather_ops; the
+other reductions (max, min, mean, prod) of both kinds are in segment_reductions.
 """
 
 from __future__ import annotations
@@ -48,22 +49,7 @@ class SegmentSum(OpDef):
 
     def compute(self, ctx: KernelContext, data: Any, segment_ids: Any) -> Any:
         xp = ctx.xp
-        if data.shape[:1] != segment_ids.shape:
-            raise ValueError(
-                f"segment_ids.shape = {list(segment_ids.shape)} should match the first "
-                f"dimension of data.shape = {list(data.shape)}"
-            )
-        n = int(segment_ids.max()) + 1 if segment_ids.size else 0
-        if segment_ids.size:
-            if int(segment_ids.min()) < 0:
-                raise ValueError(f"segment ids must be >= 0, got {int(segment_ids.min())}")
-            steps = xp.diff(segment_ids)
-            if bool((steps < 0).any()):
-                at = int(xp.argmax(steps < 0)) + 1
-                raise ValueError(
-                    f"segment ids are not increasing: segment_ids[{at}] = "
-                    f"{int(segment_ids[at])} follows {int(segment_ids[at - 1])}"
-                )
+        n = sorted_segment_count(xp, data, segment_ids)
         out = xp.zeros((n,) + data.shape[1:], dtype=data.dtype)
         xp.add.at(out, segment_ids, data)
         return out
@@ -72,6 +58,27 @@ class SegmentSum(OpDef):
         from nbflow.ops.gather_ops import gather
 
         return [gather(grad, op.inputs[1]), None]
+
+
+def sorted_segment_count(xp: Any, data: Any, segment_ids: Any) -> int:
+    """The number of output rows, ``max(segment_ids) + 1``, after checking the ids are sorted."""
+    if data.shape[:1] != segment_ids.shape:
+        raise ValueError(
+            f"segment_ids.shape = {list(segment_ids.shape)} should match the first "
+            f"dimension of data.shape = {list(data.shape)}"
+        )
+    if not segment_ids.size:
+        return 0
+    if int(segment_ids.min()) < 0:
+        raise ValueError(f"segment ids must be >= 0, got {int(segment_ids.min())}")
+    steps = xp.diff(segment_ids)
+    if bool((steps < 0).any()):
+        at = int(xp.argmax(steps < 0)) + 1
+        raise ValueError(
+            f"segment ids are not increasing: segment_ids[{at}] = "
+            f"{int(segment_ids[at])} follows {int(segment_ids[at - 1])}"
+        )
+    return int(segment_ids.max()) + 1
 
 
 def segment_sum(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:

@@ -13,7 +13,7 @@ the lost bits with zeros.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 from collections.abc import Callable
 
 from nbflow import errors
@@ -40,8 +40,32 @@ def expand_bfloat16(xp: Any, value: Any) -> Any:
     return (value.astype(xp.uint32) << 16).view(xp.float32)
 
 
+class RendezvousKey(NamedTuple):
+    """The parts of a rendezvous key (the one place its format is defined)."""
+
+    send_device: str
+    step_id: int
+    recv_device: str
+    tensor_name: str
+
+    def __str__(self) -> str:
+        return f"{self.send_device};{self.step_id};{self.recv_device};{self.tensor_name}"
+
+    @classmethod
+    def parse(cls, key: str) -> RendezvousKey:
+        """``RendezvousKey.parse("/cpu:0;7;/cpu:1;a:0")`` -> its four parts."""
+        send_device, step_id, recv_device, tensor_name = key.split(";", 3)
+        return cls(send_device, int(step_id), recv_device, tensor_name)
+
+
+def rendezvous_key(send_device: str, step_id: int, recv_device: str, tensor_name: str) -> str:
+    """The key of one transfer of one step: ``"src_device;step_id;dst_device;tensor_name"``
+    (TensorFlow's layout, with the step id in the incarnation's place)."""
+    return f"{send_device};{step_id};{recv_device};{tensor_name}"
+
+
 def _key(ctx: KernelContext, send_device: str, recv_device: str, tensor_name: str) -> str:
-    return f"{send_device};{ctx.step_id};{recv_device};{tensor_name}"
+    return rendezvous_key(send_device, ctx.step_id, recv_device, tensor_name)
 
 
 class _RendezvousOp(OpDef):
@@ -62,6 +86,7 @@ class _Send(_RendezvousOp):
     """Hands ``tensor`` to the rendezvous under its key; it has no outputs."""
 
     inputs = ("tensor",)
+    is_send = True
 
     def compute(
         self,
@@ -86,6 +111,8 @@ class _RefSend(_Send):
 class _ControlSend(_RendezvousOp):
     """Signals that its control inputs ran, for a control edge that crosses devices."""
 
+    is_send = True
+
     def compute(
         self,
         ctx: KernelContext,
@@ -103,6 +130,7 @@ class _Recv(_RendezvousOp):
     attrs = {**_SEND_ATTRS, "tensor_type": REQUIRED, "shape": TensorShape(None)}
     num_outputs = 1
     is_async = True
+    is_recv = True
 
     def infer(self, tensor_type: dtypes.DType, shape: TensorShape, **attrs: Any) -> TensorSpec:
         return TensorSpec(shape, tensor_type)
@@ -127,6 +155,7 @@ class _ControlRecv(_RendezvousOp):
     """Waits for a ``_ControlSend``; its consumers take it as a control input."""
 
     is_async = True
+    is_recv = True
 
     def compute(
         self,

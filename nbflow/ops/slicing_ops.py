@@ -230,6 +230,24 @@ class StridedSlice(OpDef):
     ):
         return input[_strided_index(begin, end, strides, tuple(masks[m] for m in _MASKS))]
 
+    def scalar_index(self, op: Any) -> Any:
+        """``i`` when this node is ``x[i]`` for a scalar integer tensor ``i``: ``x[i]`` builds
+        ``StridedSlice(x, stack([i]), stack([i + 1]), [1], shrink_axis_mask=1)``, whose end is
+        unused once the one dimension is shrunk."""
+        masks = [op._attrs.get(m, 0) for m in ("begin_mask", "ellipsis_mask", "new_axis_mask")]
+        if any(masks) or op._attrs.get("shrink_axis_mask") != 1:
+            return None
+        x, begin, _, strides = op._inputs
+        stride = strides.op._attrs["value"] if strides.op.op_def.holds_constant else None
+        if begin.op.type != "Pack" or stride is None or np.shape(stride) != (1,) or stride[0] != 1:
+            return None
+        if len(begin.op._inputs) != 1 or x.dtype.is_ref_dtype:
+            return None
+        index = begin.op._inputs[0]
+        if index.shape.ndims != 0 or not index.dtype.base_dtype.is_integer:
+            return None
+        return index
+
     def bind(self, op: Any, device_type: str = "CPU"):
         known = [ops_lib.constant_value(t) for t in op.inputs[1:]]
         masks = tuple(op.get_attr(m) for m in _MASKS)

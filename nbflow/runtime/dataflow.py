@@ -31,6 +31,7 @@ thread while they wait (whitepaper §5.3).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from typing import Any
 from nbflow import errors
 from nbflow.framework.op_def import KernelContext
 from nbflow.ops.control_flow_ops import DEAD
+from nbflow.runtime.executor import kernel_error, owned
 from nbflow.runtime.plan import Plan, PlanNode
 
 
@@ -55,7 +57,7 @@ class FrameLayout:
 
 
 def control_kind(node: PlanNode) -> str:
-    return getattr(node.op.op_def, "control_kind", "")
+    return node.op.op_def.control_kind
 
 
 def frame_layout(plan: Plan) -> FrameLayout:
@@ -161,6 +163,8 @@ class StepState:
 class DataflowExecutor:
     """Runs a plan by pending counts on a thread pool (see the module docstring)."""
 
+    can_wait = True
+
     def __init__(self, plan: Plan, pool: ThreadPoolExecutor):
         self.plan = plan
         self.pool = pool
@@ -212,36 +216,42 @@ class DataflowExecutor:
                     self._readers[src] = self._readers.get(src, 0) + 1
 
     # --- running a step -----------------------------------------------------------------------
-    def run(self, ctx: KernelContext, feeds: tuple, timeout: float | None = None) -> tuple:
-        from nbflow.runtime.executor import owned
-
+    def run(self, ctx: KernelContext, feeds: tuple, deadline: float | None = None) -> tuple:
         plan = self.plan
         state = StepState(self._initial_pending, feeds, self._readers)
         root_iter = state.root.iterations[0]
-        if not self._roots:
-            state.done.set()
-        else:
-            root_iter.outstanding = len(self._roots)
-            items = [(i, state.root, root_iter) for i in self._roots]
-            if timeout is None:
-                # The caller would only wait: it runs the roots (and what they make ready)
-                # itself, saving a thread hand-off per step; extra expensive roots still fan
-                # out to the pool. With a deadline the caller must stay free to time out.
-                stack: list = []
-                self._dispatch(ctx, state, items[::-1], stack)
-                self._run_stack(ctx, state, stack)
+        cancellation = ctx.cancellation
+        token = cancellation.register(lambda: self._abort(ctx, state, cancellation.reason()))
+        if token is None:
+            raise cancellation.reason()
+        try:
+            if not self._roots:
+                state.done.set()
             else:
-                for item in items[1:]:
-                    self.pool.submit(self._run_from, ctx, state, item)
-                self.pool.submit(self._run_from, ctx, state, items[0])
-        if not state.done.wait(timeout):
-            self._abort(
-                ctx,
-                state,
-                errors.DeadlineExceededError(
-                    None, None, f"Timed out after {timeout:.3f} s waiting for the step to finish"
-                ),
-            )
+                root_iter.outstanding = len(self._roots)
+                items = [(i, state.root, root_iter) for i in self._roots]
+                if deadline is None:
+                    # The caller would only wait: it runs the roots (and what they make ready)
+                    # itself, saving a thread hand-off per step; extra expensive roots still
+                    # fan out to the pool. With a deadline the caller must stay free to time out.
+                    stack: list = []
+                    self._dispatch(ctx, state, items[::-1], stack)
+                    self._run_stack(ctx, state, stack)
+                else:
+                    for item in items[1:]:
+                        self.pool.submit(self._run_from, ctx, state, item)
+                    self.pool.submit(self._run_from, ctx, state, items[0])
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not state.done.wait(timeout):
+                cancellation.cancel(
+                    errors.DeadlineExceededError(
+                        None,
+                        None,
+                        f"Timed out after {timeout:.3f} s waiting for the step to finish",
+                    )
+                )
+        finally:
+            cancellation.deregister(token)
         if state.error is not None:
             raise state.error
         out = []
@@ -278,8 +288,6 @@ class DataflowExecutor:
 
     def _run_stack(self, ctx: KernelContext, state: StepState, stack: list) -> None:
         """Run the ready nodes on ``stack`` and, in this thread, what they make ready."""
-        from nbflow.runtime.executor import kernel_error
-
         nodes = self.plan.nodes
         kinds = self._kind
         while stack:
@@ -340,8 +348,6 @@ class DataflowExecutor:
         inputs: list,
     ) -> None:
         """Start an async kernel; ``done`` continues the step from whichever thread calls it."""
-        from nbflow.runtime.executor import kernel_error
-
         called = [False]
 
         def done(result: Any = None, error: BaseException | None = None) -> None:
@@ -561,7 +567,7 @@ class DataflowExecutor:
             if state.error is None:
                 state.error = error
             state.done.set()
-        ctx.cancellation.cancel()
+        ctx.cancellation.cancel(error)
 
 
 def _int32(k: int) -> Any:

@@ -1,8 +1,8 @@
-"""Executors run a compiled ``Plan``. Two strategies share one plan:
+"""The generated-code runners of a compiled ``Plan`` (chosen by ``step.choose_runner``).
 
 ``InlineExecutor`` turns a plan into one straight-line Python function, generated once:
 
-    def step(ctx, feeds):
+    def step(ctx, feeds, deadline=None):
         xp = ctx.xp
         try:
             f0, = feeds
@@ -13,16 +13,17 @@
         except BaseException as e:
             _fail(e, locals())                # the marked line that raised names the node
 
-so a repeated ``Session.run`` costs a dict lookup, the feed conversion and one call (or less) per
-kernel.
-It serves graphs where parallelism would not pay: one device, no blocking kernels, no two
-expensive kernels that could overlap.
+and that function *is* the runner's ``run``: a repeated ``Session.run`` costs a dict lookup,
+the feed conversion and one call (or less) per kernel. It serves graphs where parallelism would
+not pay: one device, no blocking kernels, no two expensive kernels that could overlap; with no
+kernel that can wait, the step cannot overrun a deadline by waiting, so ``deadline`` is unused.
 
-``ParallelExecutor`` is the whitepaper's dataflow executor (§3.1, runtime/dataflow.py): pending
-counts per node, ready nodes on a thread pool, async kernels that park without a thread, and
-for control flow dead values, frames and iteration tags. A control-flow plan without async
-kernels is compiled instead to structured code, each loop frame a Python ``while``
-(runtime/loop_compiler.py), so a loop iteration costs about what the same Python loop would.
+``StructuredExecutor`` runs the code runtime/loop_compiler.py generates for a control-flow plan
+without async kernels: each loop frame a Python ``while`` that checks the deadline once per
+iteration, so a loop iteration costs about what the same Python loop would.
+
+Plans needing a thread pool, async kernels or tagged frames run on the dataflow executor
+(runtime/dataflow.py).
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ import numpy as np
 
 from nbflow import errors
 from nbflow.framework.op_def import KernelContext
+from nbflow.ops.control_flow_ops import DEAD
 from nbflow.runtime import codegen
-from nbflow.runtime.dataflow import StepState  # noqa: F401 - the dataflow step state
 from nbflow.runtime.plan import Plan, PlanNode, Source
+
+StepFunction = Callable[[KernelContext, tuple, "float | None"], tuple]
 
 _ERROR_FOR: dict[type, type[errors.OpError]] = {
     ValueError: errors.InvalidArgumentError,
@@ -115,25 +118,18 @@ def release_points(plan: Plan) -> dict[int, list[Source]]:
 class InlineExecutor:
     """Runs a plan as one generated function: no per-node scheduling at all."""
 
+    can_wait = False
+
     def __init__(self, plan: Plan):
+        assert not plan.has_control_flow, "a cyclic plan has no straight-line form"
         self.plan = plan
-        self._delegate: ParallelExecutor | None = None
-        if plan.has_control_flow:  # a cyclic plan has no straight-line form
-            self._delegate = ParallelExecutor(plan, shared_pool())
-            self.source = self._delegate.source or ""
-            return
         self.source = _generate(plan)
         self._lines = codegen.node_lines(self.source)
         namespace: dict[str, Any] = {"_fail": self._fail, "_owned": owned}
         for node in plan.nodes:
             namespace[f"k{node.index}"] = node.kernel
         exec(compile(self.source, f"<nbflow plan of {len(plan.nodes)} nodes>", "exec"), namespace)
-        self._step: Callable[[KernelContext, tuple], tuple] = namespace["step"]
-
-    def run(self, ctx: KernelContext, feeds: tuple, timeout: float | None = None) -> tuple:
-        if self._delegate is not None:
-            return self._delegate.run(ctx, feeds, timeout)
-        return self._step(ctx, feeds)
+        self.run: StepFunction = namespace["step"]  # the generated function is the runner
 
     def _fail(self, exc: BaseException, frame_locals: dict[str, Any]) -> None:
         fail_step(self.plan, self._lines, exc, frame_locals)
@@ -162,7 +158,7 @@ def fail_step(
 
 def _generate(plan: Plan) -> str:
     releases = release_points(plan)
-    lines = ["def step(ctx, feeds):", "    xp = ctx.xp", "    try:"]
+    lines = ["def step(ctx, feeds, deadline=None):", "    xp = ctx.xp", "    try:"]
     body = []
     if plan.feeds:
         names = ", ".join(f"f{i}" for i in range(len(plan.feeds)))
@@ -201,48 +197,23 @@ def _generate(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-# --- the dataflow executor -----------------------------------------------------------------------
-class ParallelExecutor:
-    """The dataflow executor (runtime/dataflow.py) for plans needing a pool, async kernels or
-    control flow. A control-flow plan without async kernels runs as generated structured code
-    (runtime/loop_compiler.py: each frame a Python ``while``), unless ``structured=False``."""
+# --- structured loops -----------------------------------------------------------------------------
+class StructuredExecutor:
+    """Runs a control-flow plan as the structured code loop_compiler.py wrote for it."""
 
-    structured_by_default = True  # tests turn this off to exercise tagged frames
+    can_wait = False
 
-    def __init__(self, plan: Plan, pool: ThreadPoolExecutor, structured: bool | None = None):
-        from nbflow.runtime.dataflow import DataflowExecutor
-
+    def __init__(self, plan: Plan, source: str):
         self.plan = plan
-        self.pool = pool
-        self._step: Callable[..., tuple] | None = None
-        self.source: str | None = None
-        self._lines: dict[int, tuple[int, list[str]]] = {}
-        if structured is None:
-            structured = self.structured_by_default
-        if plan.has_control_flow and structured:
-            from nbflow.runtime.loop_compiler import compile_plan
-
-            self.source = compile_plan(plan)
-        if self.source is not None:
-            self._lines = codegen.node_lines(self.source)
-            self._step = _compile_structured(self.source, plan, self._fail)
-            self._dataflow = None
-        else:
-            self._dataflow = DataflowExecutor(plan, pool)
-
-    def run(self, ctx: KernelContext, feeds: tuple, timeout: float | None = None) -> tuple:
-        if self._step is not None:
-            return self._step(ctx, feeds, time.monotonic() + timeout if timeout else 0.0)
-        assert self._dataflow is not None
-        return self._dataflow.run(ctx, feeds, timeout)
+        self.source = source
+        self._lines = codegen.node_lines(source)
+        self.run: StepFunction = _compile_structured(source, plan, self._fail)
 
     def _fail(self, exc: BaseException, frame_locals: dict[str, Any]) -> None:
         fail_step(self.plan, self._lines, exc, frame_locals)
 
 
-def _compile_structured(source: str, plan: Plan, fail: Callable[..., None]) -> Callable[..., tuple]:
-    from nbflow.ops.control_flow_ops import DEAD
-
+def _compile_structured(source: str, plan: Plan, fail: Callable[..., None]) -> StepFunction:
     def timeout() -> None:
         raise errors.DeadlineExceededError(
             None, None, "Timed out waiting for the step to finish (RunOptions.timeout_in_ms)"

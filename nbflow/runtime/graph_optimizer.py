@@ -36,24 +36,6 @@ from nbflow.runtime.plan import prune
 
 MAX_CONSTANT_BYTES = 10 * 1024 * 1024  # TensorFlow's limit for a folded constant
 _HASHED_CONST_BYTES = 1 << 16  # constants up to this size are compared by value in CSE
-_NEVER_REWRITE = frozenset(
-    {
-        "Placeholder",
-        "PlaceholderWithDefault",
-        "Enter",
-        "RefEnter",
-        "Exit",
-        "RefExit",
-        "Switch",
-        "RefSwitch",
-        "Merge",
-        "RefMerge",
-        "NextIteration",
-        "RefNextIteration",
-        "LoopCond",
-        "ControlTrigger",
-    }
-)
 _RANDOM_MARKS = ("Random", "Multinomial", "TruncatedNormal", "Shuffle")
 
 
@@ -175,7 +157,7 @@ def is_random(op: Operation) -> bool:
 
 def _is_rewritable(op: Operation) -> bool:
     opdef = op.op_def
-    if opdef.stateful or opdef.is_async or op.type in _NEVER_REWRITE or is_random(op):
+    if opdef.stateful or opdef.is_async or not opdef.rewritable or is_random(op):
         return False
     if any(t.dtype.is_ref_dtype for t in op._inputs) or any(
         t.dtype.is_ref_dtype for t in op._outputs
@@ -232,7 +214,7 @@ def eliminate_common_subexpressions(step: StepGraph) -> int:
 
 # --- constant folding ----------------------------------------------------------------------------
 def _const_value(t: Tensor) -> Any:
-    if t.op.type == "Const":
+    if t.op.op_def.holds_constant:
         return t.op._attrs["value"]
     return None
 
@@ -241,7 +223,7 @@ def fold_constants(step: StepGraph, max_bytes: int = MAX_CONSTANT_BYTES) -> int:
     """Evaluate constant subgraphs now and replace them by Const ops; returns how many."""
     folded = 0
     for op in list(step.ops):
-        if op.type == "Const" or not op._outputs or op._control_inputs:
+        if op.op_def.holds_constant or not op._outputs or op._control_inputs:
             continue
         if not _is_rewritable(op) or not op.op_def.has_kernel_for("CPU"):
             continue
@@ -331,21 +313,9 @@ def simplify_indexing(step: StepGraph) -> int:
 
 def _scalar_index(op: Operation) -> Tensor | None:
     """``i`` if ``op`` is the StridedSlice of ``x[i]`` for a scalar integer tensor ``i``."""
-    if op.type != "StridedSlice" or not _is_rewritable(op):
+    if not _is_rewritable(op):
         return None
-    masks = [op._attrs.get(m, 0) for m in ("begin_mask", "ellipsis_mask", "new_axis_mask")]
-    if any(masks) or op._attrs.get("shrink_axis_mask") != 1:
-        return None
-    x, begin, _, strides = op._inputs
-    stride = _const_value(strides)
-    if begin.op.type != "Pack" or stride is None or np.shape(stride) != (1,) or stride[0] != 1:
-        return None
-    if len(begin.op._inputs) != 1 or x.dtype.is_ref_dtype:
-        return None
-    index = begin.op._inputs[0]
-    if index.shape.ndims != 0 or not index.dtype.base_dtype.is_integer:
-        return None
-    return index
+    return op.op_def.scalar_index(op)
 
 
 def optimize(step: StepGraph, options: Any) -> StepGraph:

@@ -4,7 +4,7 @@ The dataflow executor (dataflow.py) tags every value with its frame and iteratio
 that bookkeeping on every node. When a plan has no asynchronous kernel, the same semantics can
 be generated once as straight-line Python, as ``InlineExecutor`` does for plain graphs:
 
-    def step(ctx, feeds, deadline):
+    def step(ctx, feeds, deadline=None):
         ...                                   # root nodes in topological order
         v3_0 = f0                             # Enter (loop variable)
         v4_0 = v3_0                           # Merge: iteration 0 takes the Enter value
@@ -63,7 +63,6 @@ def compile_plan(plan: Plan) -> str | None:
 
 
 # Kernels that return their one input unchanged: their outputs become plain aliases.
-_PASS_THROUGH = frozenset({"Identity", "StopGradient"})
 
 
 def _var(src: tuple) -> str:
@@ -222,7 +221,7 @@ class _Compiler:
     # --- emitting -------------------------------------------------------------------------------
     def source(self) -> str:
         lines = ["from numpy import ndarray as _ndarray", ""]
-        lines += ["def step(ctx, feeds, deadline):", "    xp = ctx.xp", "    try:"]
+        lines += ["def step(ctx, feeds, deadline=None):", "    xp = ctx.xp", "    try:"]
         body: list[str] = []
         if self.plan.feeds:
             body.append(f"{', '.join(f'f{i}' for i in range(len(self.plan.feeds)))}, = feeds")
@@ -287,10 +286,10 @@ class _Compiler:
             if all(self._src_dead(s) for s in node.sources):
                 self.maydead.add(i)
             tests = []
-        elif kind == "switch" or tests or getattr(node.op.op_def, "produces_dead", False):
+        elif kind == "switch" or tests or node.op.op_def.produces_dead:
             self.maydead.add(i)
         passes_input = kind in ("enter", "exit", "next_iteration", "loop_cond") or (
-            node.op.type in _PASS_THROUGH and not node.deref[0]
+            node.op.op_def.passes_through and not node.deref[0]
         )
         if passes_input and not any(c in self.maydead for c in node.control_sources):
             # a DEAD input passes through as DEAD: an alias needs no test
@@ -408,7 +407,7 @@ class _Compiler:
             opdef = nodes[r].op.op_def
             if opdef.stateful or self.kind[r] or getattr(opdef, "forwards_input", False):
                 return False
-            if nodes[r].op.type in _PASS_THROUGH or nodes[r].is_async:
+            if nodes[r].op.op_def.passes_through or nodes[r].is_async:
                 return False
         return bool(self.readers[u])
 

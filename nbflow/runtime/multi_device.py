@@ -1,17 +1,24 @@
-"""Running a partitioned step: one executor per device, joined only by Send/Recv.
+"""Running a partitioned step: one runner per device, joined only by Send/Recv.
 
-``PartitionedExecutor.run`` makes the step's ``LocalRendezvous`` and one ``KernelContext`` per
-device (its ``xp``, its resources, the shared rendezvous), then runs every partition's plan at
-once. Partitions without a Recv never wait on another device, so the calling thread runs them
-(their Sends fill the rendezvous); partitions with Recvs run on their dataflow executors, all
-but one started from driver threads that only wait. The first error aborts the rendezvous, which
-fails every parked Recv, so the other devices stop too; the step raises the root error, not the
-cancellations it caused. Fetched values come back as host arrays, in the step's fetch order.
+``PartitionRunner`` is the one partition runner: a local multi-device step (``run``) and a
+task's share of a cluster step (``run_partitions`` with the task's rendezvous) both go
+through it. For one step it makes one ``KernelContext`` per device (its ``xp``, its
+resources, the shared rendezvous), then runs every partition's runner at once. Partitions
+without a Recv never wait on another device, so the calling thread runs them (their Sends fill
+the rendezvous); partitions with Recvs run on their own runners, all but one started from
+driver threads that only wait.
+
+Errors and cancellation: the first error aborts the rendezvous, which fails every parked Recv
+and cancels every partition's context, so the other devices stop too; the step raises the root
+error, not the cancellations it caused. Cancelling the step's own context (``Session.close``,
+a deadline, a master's abort) aborts the rendezvous with that reason. Fetched values come back
+as host arrays, by step fetch index.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +26,7 @@ from typing import Any
 from nbflow import errors
 from nbflow.devices.device import Device
 from nbflow.framework.op_def import KernelContext
+from nbflow.runtime.plan import Plan
 from nbflow.runtime.rendezvous import LocalRendezvous
 
 _drivers: ThreadPoolExecutor | None = None
@@ -26,7 +34,7 @@ _drivers_lock = threading.Lock()
 
 
 def _driver_pool() -> ThreadPoolExecutor:
-    """Threads that start a partition's executor and wait for it (they run no kernels)."""
+    """Threads that start a partition's runner and wait for it (they run no kernels)."""
     global _drivers
     with _drivers_lock:
         if _drivers is None:
@@ -39,16 +47,21 @@ class PartitionRun:
     """One device's compiled share of a step."""
 
     device: Device
-    executor: Any
-    parallel: bool  # a dataflow executor (takes a timeout) rather than the inline one
-    waits: bool  # has Recvs: may wait on other devices
-    feed_indices: list[int]
-    fetch_indices: list[int]
-    plan: Any
+    runner: Any  # a step.StepRunner
+    feed_indices: list[int]  # step feed index of each plan feed
+    fetch_indices: list[int]  # step fetch index of each plan fetch
+    plan: Plan
+
+    @property
+    def waits(self) -> bool:
+        """Has Recvs (or other async kernels): may wait on other devices."""
+        return self.plan.has_async
 
 
-class PartitionedExecutor:
+class PartitionRunner:
     """Runs the partitions of a step concurrently (see the module docstring)."""
+
+    can_wait = True
 
     def __init__(
         self,
@@ -66,29 +79,49 @@ class PartitionedExecutor:
         self._foreground = [p for p in parts if not p.waits] + waiting[-1:]
 
     @property
-    def plans(self) -> list[tuple[str, Any]]:
+    def plans(self) -> list[tuple[str, Plan]]:
         return [(p.device.name, p.plan) for p in self.parts]
 
-    def run(self, ctx: KernelContext, feeds: tuple, timeout: float | None = None) -> tuple:
+    def run(self, ctx: KernelContext, feeds: tuple, deadline: float | None = None) -> tuple:
+        """A local step: its own rendezvous; results in the step's fetch order."""
         rendezvous = LocalRendezvous(ctx.step_id, self.devices)
+        values = self.run_partitions(ctx, rendezvous, feeds, deadline)
         results: list[Any] = [None] * self.num_fetches
-        failures: list[BaseException] = []
+        for i, value in values.items():
+            results[i] = value
+        for i, k in self.fed_fetches:
+            results[i] = feeds[k]
+        return tuple(results)
 
-        def run_part(part: PartitionRun) -> None:
+    def run_partitions(
+        self,
+        ctx: KernelContext,
+        rendezvous: LocalRendezvous,
+        feeds: Sequence[Any] | Mapping[int, Any],
+        deadline: float | None,
+    ) -> dict[int, Any]:
+        """Run every partition for one step through ``rendezvous``; returns the fetched values
+        (on the host) by step fetch index. ``feeds`` is indexed by step feed index."""
+        values: dict[int, Any] = {}
+        failures: list[BaseException] = []
+        contexts = {}
+        for part in self.parts:
             device = part.device
             pctx = KernelContext(
                 device.name, device.xp, device.resources, ctx.step_id, rendezvous, ctx.options
             )
             pctx.stats = ctx.stats
+            rendezvous.when_aborted(pctx.cancellation.cancel)
+            contexts[device.name] = pctx
+
+        def run_part(part: PartitionRun) -> None:
+            device = part.device
             try:
                 if device.is_host:
                     pfeeds = tuple(feeds[i] for i in part.feed_indices)
                 else:
                     pfeeds = tuple(device.from_host(feeds[i]) for i in part.feed_indices)
-                if part.parallel:
-                    out = part.executor.run(pctx, pfeeds, timeout)
-                else:
-                    out = part.executor.run(pctx, pfeeds)
+                out = part.runner.run(contexts[device.name], pfeeds, deadline)
                 if not device.is_host:
                     out = tuple(device.to_host(v) for v in out)
             except BaseException as exc:  # noqa: BLE001 - re-raised below, after the others
@@ -98,18 +131,23 @@ class PartitionedExecutor:
                 )
                 return
             for i, value in zip(part.fetch_indices, out):
-                results[i] = value
+                values[i] = value
 
-        pool = _driver_pool()
-        pending = [pool.submit(run_part, part) for part in self._background]
-        for part in self._foreground:
-            run_part(part)
-        for future in pending:
-            future.result()
+        cancellation = ctx.cancellation
+        token = cancellation.register(lambda: rendezvous.abort(cancellation.reason()))
+        if token is None:
+            rendezvous.abort(cancellation.reason())
+        try:
+            pool = _driver_pool()
+            pending = [pool.submit(run_part, part) for part in self._background]
+            for part in self._foreground:
+                run_part(part)
+            for future in pending:
+                future.result()
+        finally:
+            cancellation.deregister(token)
         if failures:
             raise next(
                 (e for e in failures if not isinstance(e, errors.CancelledError)), failures[0]
             )
-        for i, k in self.fed_fetches:
-            results[i] = feeds[k]
-        return tuple(results)
+        return values

@@ -28,9 +28,6 @@ from nbflow.framework.ops import Operation, Tensor
 from nbflow.runtime.graph_optimizer import StepGraph
 from nbflow.runtime.placement import CostModel
 
-_SENDS = ("_Send", "_RefSend", "_ControlSend")
-_RECVS = ("_Recv", "_ControlRecv")
-
 
 @dataclass
 class Partition:
@@ -44,11 +41,11 @@ class Partition:
 
     @property
     def sends(self) -> list[Operation]:
-        return [op for op in self.ops if op.type in _SENDS]
+        return [op for op in self.ops if op.op_def.is_send]
 
     @property
     def recvs(self) -> list[Operation]:
-        return [op for op in self.ops if op.type in _RECVS]
+        return [op for op in self.ops if op.op_def.is_recv]
 
 
 def _short(device: Device) -> str:
@@ -174,7 +171,7 @@ def partition_step(
         partitions[placement[t.op].name].fetches.append((i, t))
     targets = set(step.targets)
     for part in partitions.values():
-        part.targets = [op for op in part.ops if op in targets or op.type in _SENDS]
+        part.targets = [op for op in part.ops if op in targets or op.op_def.is_send]
         used = {t for op in part.ops for t in op._inputs if t in feed_index}
         used |= {t for _, t in part.fetches if t in feed_index}
         part.feeds = sorted(((feed_index[t], t) for t in used), key=lambda p: p[0])
@@ -193,14 +190,14 @@ def schedule_recvs(
     send_of = {
         op.get_attr("tensor_name") + op.get_attr("recv_device"): op
         for op in ops
-        if op.type in _SENDS
+        if op.op_def.is_send
     }
     preds: dict[Operation, list[Operation]] = {op: [] for op in ops}
     for op in ops:
         preds[op] = [t.op for t in op._inputs if t.op in preds] + [
             c for c in op._control_inputs if c in preds
         ]
-        if op.type in _RECVS:
+        if op.op_def.is_recv:
             send = send_of.get(op.get_attr("tensor_name") + op.get_attr("recv_device"))
             if send is not None:
                 preds[op].append(send)
@@ -213,9 +210,9 @@ def schedule_recvs(
         return 0
 
     def cost(op: Operation) -> float:
-        if op.type in _SENDS:
+        if op.op_def.is_send:
             return 0.0
-        if op.type in _RECVS:
+        if op.op_def.is_recv:
             if not op._outputs:
                 return 0.0
             src = device_of[send_of[op.get_attr("tensor_name") + op.get_attr("recv_device")]]
@@ -233,12 +230,12 @@ def schedule_recvs(
         alap[op] = min((alap[s] for s in succs[op]), default=total) - costs[op]
     added = 0
     for op in order:
-        if op.type != "_Recv" or alap[op] - asap[op] < min_slack_micros:
+        if not (op.op_def.is_recv and op._outputs) or alap[op] - asap[op] < min_slack_micros:
             continue
         after = _descendants(op, succs)
         best, best_end = None, -1.0
         for x in partitions[device_of[op].name].ops:
-            if x is op or x in after or x.type in _SENDS or x.type in _RECVS:
+            if x is op or x in after or x.op_def.is_send or x.op_def.is_recv:
                 continue
             end = asap[x] + costs[x]
             if best_end < end <= alap[op]:

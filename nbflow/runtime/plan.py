@@ -60,7 +60,7 @@ class Plan:
     @property
     def has_control_flow(self) -> bool:
         """Whether the plan holds Switch/Merge/Enter/Exit/NextIteration (a dataflow-only plan)."""
-        return any(getattr(n.op.op_def, "control_kind", "") for n in self.nodes)
+        return any(n.op.op_def.control_kind for n in self.nodes)
 
 
 def prune(
@@ -124,7 +124,7 @@ def topological_order(ops: set[Operation], fed: set[Tensor] | None = None) -> li
 
 
 def _is_back_edge(src: Operation, dst: Operation) -> bool:
-    return src.type in ("NextIteration", "RefNextIteration") and dst.type in ("Merge", "RefMerge")
+    return src.op_def.control_kind == "next_iteration" and dst.op_def.control_kind == "merge"
 
 
 def aliases_state(tensor: Tensor) -> bool:
@@ -133,7 +133,7 @@ def aliases_state(tensor: Tensor) -> bool:
         if tensor.dtype.is_ref_dtype:
             return True
         op = tensor.op
-        if not getattr(op.op_def, "forwards_input", False) or not op._inputs:
+        if not op.op_def.forwards_input or not op._inputs:
             return False
         tensor = op._inputs[0]
 

@@ -1,8 +1,8 @@
 """The rendezvous: where a Send leaves a tensor and the matching Recv picks it up
 (whitepaper §3.2.2).
 
-A key names one transfer of one step: ``"src_device;step_id;dst_device;tensor_name"`` (TF's
-layout, with the step id in the incarnation's place). Whichever side comes first waits: a Send
+A key names one transfer of one step (``ops/sendrecv_ops.py``'s ``rendezvous_key``, the one
+place its format is defined). Whichever side comes first waits: a Send
 before its Recv parks the value; a Recv before its Send parks a callback. A Recv therefore never
 blocks a thread — its callback runs in the thread of the Send that satisfies it. ``abort`` fails
 every parked and future Recv of the step, so an error on one device ends the step everywhere.
@@ -20,15 +20,10 @@ from collections.abc import Callable
 from nbflow import errors
 
 
-def rendezvous_key(src_device: str, step_id: int, dst_device: str, tensor_name: str) -> str:
-    """The key of one cross-device transfer, e.g. ``"/job:.../CPU:0;7;/job:.../CPU:1;a:0"``."""
-    return f"{src_device};{step_id};{dst_device};{tensor_name}"
-
-
 class LocalRendezvous:
     """Tensors in flight between the devices of one process, for one step."""
 
-    __slots__ = ("step_id", "devices", "_table", "_lock", "_error", "stats")
+    __slots__ = ("step_id", "devices", "_table", "_lock", "_error", "stats", "_on_abort")
 
     def __init__(self, step_id: int, devices: dict[str, Any] | None = None):
         self.step_id = step_id
@@ -38,6 +33,22 @@ class LocalRendezvous:
         self._lock = threading.Lock()
         self._error: BaseException | None = None
         self.stats: Any = None
+        self._on_abort: list[Callable[[BaseException], None]] = []
+
+    @property
+    def error(self) -> BaseException | None:
+        """The error the step was aborted with, or None."""
+        return self._error
+
+    def when_aborted(self, callback: Callable[[BaseException], None]) -> None:
+        """Call ``callback(error)`` when the step is aborted (now, if it already was): each
+        device's ``ctx.cancellation.cancel``, so kernels blocked elsewhere (a Dequeue) stop."""
+        with self._lock:
+            error = self._error
+            if error is None:
+                self._on_abort.append(callback)
+        if error is not None:
+            callback(error)
 
     def send(self, key: str, value: Any, src_device: str = "") -> None:
         """Deliver ``value`` under ``key``: to a parked Recv now, or park it for the Recv."""
@@ -80,15 +91,19 @@ class LocalRendezvous:
         parked[1](None, "", error)
 
     def abort(self, error: BaseException) -> None:
-        """Fail every parked and future Recv of this step with ``error``."""
+        """Fail every parked and future Recv of this step with ``error``, and cancel the step
+        on every device (``when_aborted``)."""
         with self._lock:
             if self._error is not None:
                 return
             self._error = error
             waiters = [p[1] for p in self._table.values() if p[0] == "waiter"]
             self._table.clear()
+            on_abort, self._on_abort = self._on_abort, []
         for callback in waiters:
             callback(None, "", error)
+        for cancel in on_abort:
+            cancel(error)
 
     @property
     def pending_keys(self) -> list[str]:

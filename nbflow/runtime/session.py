@@ -1,264 +1,99 @@
-"""``Session``: runs steps of a graph. The master of the whitepaper's §3, in one process.
+"""``Session``: runs steps of a graph. The client side of the whitepaper's §3.
 
-``run(fetches, feed_dict)`` takes the step signature (fetched tensors, target ops, fed tensors)
-to a cached executor, building it on the first call of that signature:
+``run(fetches, feed_dict)`` normalises the fetch structure and the fed values
+(``signature.py``, cached per structure), then takes the step signature to a cached step,
+building it on the first call of that signature:
 
-1. copy the pruned step graph (``graph_optimizer.copy_step_graph``) — the user's graph is never
-   edited — and optimize the copy (CSE, constant folding, dead code; ``OptimizerOptions``);
-2. place it on the session's devices (``placement.place``);
-3. one device used: compile one plan and pick the inline or dataflow executor, as before;
-   several: partition with Send/Recv (``partition.partition_step``), schedule Recvs, compile a
-   plan per device and run them together (``multi_device.PartitionedExecutor``).
+1. the master's graph work (``master.compile_step``): prune and copy, optimize, place,
+   partition;
+2. plan each partition with the kernel binder (``step.bind_kernels``) and pick its runner
+   (``step.choose_runner``; several partitions: ``step.partition_runner``).
 
-A repeated call only normalises fetches and feeds (both cached per structure), converts the
-feed values, and calls the executor. A traced call (``RunOptions.trace_level``) runs a second,
-separately cached build of the same signature whose kernels time themselves
-(``step_stats.traced_kernel``) and feeds the measured times to the placement cost model.
+A repeated call only converts the feed values and calls the step's runner with a fresh
+``KernelContext`` and the deadline (``RunOptions.timeout_in_ms`` or
+``ConfigProto.operation_timeout_in_ms``). A runner that can wait is registered while it runs, so
+``close()`` cancels it (``CancelledError``) through the step's cancellation manager. A traced
+call (``RunOptions.trace_level``) runs a separately cached build of the same signature whose
+kernels time themselves, and feeds the measured times to the placement cost model.
+
+Where partitions run is the one thing session types change: ``tf.Session(target)`` picks its
+class from the target's scheme in ``register_session_target``'s registry, the one plug-in
+point (``import nbflow.distributed`` registers ``nbflow://``, whose ``DistributedSession`` runs
+the partitions on the cluster's tasks).
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Mapping
-from typing import Any
+import time
 from collections.abc import Callable, Sequence
-
-import numpy as np
+from typing import Any
 
 from nbflow import errors
-from nbflow.devices.device import Device, local_devices
 from nbflow.devices import device as device_lib
-from nbflow.framework import dtypes
+from nbflow.devices.device import Device, local_devices
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext
-from nbflow.framework.ops import Graph, Operation, Tensor
+from nbflow.framework.ops import Graph, Tensor
 from nbflow.runtime import executor as executor_lib
+from nbflow.runtime import placement
 from nbflow.runtime.config import ConfigProto, RunMetadata, RunOptions
-from nbflow.framework.graph_def import GRAPH_DEF_VERSION, node_def_of
-from nbflow.runtime import graph_optimizer, partition, placement
-from nbflow.runtime.multi_device import PartitionedExecutor, PartitionRun
-from nbflow.runtime.plan import Plan, build_plan
-from nbflow.runtime.step_stats import StepStatsCollector, traced_kernel
-
-
-class _FetchHandler:
-    """Flattens a nested fetch structure to unique graph elements and rebuilds the results."""
-
-    def __init__(self, graph: Graph, fetches: Any):
-        self.tensors: list[Tensor] = []
-        self.targets: list[Operation] = []
-        self._tensor_pos: dict[Tensor, int] = {}
-        self._build = self._compile(graph, fetches)
-        self.signature = (tuple(self.tensors), tuple(self.targets))
-
-    def _element(self, graph: Graph, fetch: Any) -> Callable[[tuple], Any]:
-        try:
-            element = graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
-        except TypeError as e:
-            raise TypeError(
-                f"Fetch argument {fetch!r} has invalid type {type(fetch)}, must be a string or "
-                f"Tensor. ({e})"
-            ) from None
-        except (KeyError, ValueError) as e:
-            raise ValueError(
-                f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
-                f"({e.args[0] if e.args else e})"
-            ) from None
-        if isinstance(element, Operation):
-            if element not in self.targets:
-                self.targets.append(element)
-            return lambda results: None
-        pos = self._tensor_pos.get(element)
-        if pos is None:
-            pos = self._tensor_pos[element] = len(self.tensors)
-            self.tensors.append(element)
-        return lambda results: results[pos]
-
-    def _compile(self, graph: Graph, fetch: Any) -> Callable[[tuple], Any]:
-        if fetch is None:
-            raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}")
-        if isinstance(fetch, (Tensor, Operation, str)) or hasattr(fetch, "_as_graph_element"):
-            return self._element(graph, fetch)
-        if isinstance(fetch, Mapping):
-            keys = list(fetch.keys())
-            builders = [self._compile(graph, fetch[k]) for k in keys]
-            kind = type(fetch)
-            return lambda r: kind(zip(keys, (b(r) for b in builders)))
-        if isinstance(fetch, (list, tuple)):
-            builders = [self._compile(graph, f) for f in fetch]
-            if isinstance(fetch, tuple) and hasattr(fetch, "_fields"):
-                kind = type(fetch)
-                return lambda r: kind(*(b(r) for b in builders))
-            if isinstance(fetch, tuple):
-                return lambda r: tuple(b(r) for b in builders)
-            return lambda r: [b(r) for b in builders]
-        values = getattr(fetch, "_nbflow_fetches", None)  # composite objects (IndexedSlices)
-        if values is not None:
-            parts, rebuild = values()
-            builders = [self._compile(graph, p) for p in parts]
-            return lambda r: rebuild([b(r) for b in builders])
-        return self._element(graph, fetch)
-
-    def build(self, results: tuple) -> Any:
-        return self._build(results)
-
-
-def _fetch_key(fetches: Any) -> Any:
-    """A hashable key for a fetch structure (None when it cannot be keyed cheaply)."""
-    kind = type(fetches)
-    if kind is Tensor or kind is Operation or kind is str:
-        return fetches
-    if kind is list or kind is tuple:
-        parts = tuple(_fetch_key(f) for f in fetches)
-        return None if None in parts else (kind, parts)
-    if kind is dict:
-        parts = tuple((k, _fetch_key(v)) for k, v in fetches.items())
-        return None if any(p[1] is None for p in parts) else (kind, parts)
-    try:
-        hash(fetches)
-    except TypeError:
-        return None
-    return (kind, fetches) if not isinstance(fetches, (list, dict)) else None
-
-
-class _FeedSlot:
-    """How to convert and check a value fed for one tensor."""
-
-    __slots__ = ("tensor", "np_dtype", "dims", "exact", "name", "dtype")
-
-    def __init__(self, tensor: Tensor):
-        self.tensor = tensor
-        self.dtype = tensor.dtype.base_dtype
-        self.np_dtype = None if self.dtype is dtypes.string else self.dtype.np
-        shape = tensor.shape
-        self.dims = None if shape.ndims is None else tuple(shape.as_list())
-        self.exact = shape.is_fully_defined()
-        self.name = tensor.name
-
-    def convert(self, value: Any) -> Any:
-        if isinstance(value, (Tensor, Operation)):
-            raise TypeError(
-                "The value of a feed cannot be a tf.Tensor object. Acceptable feed values "
-                "include Python scalars, strings, lists, numpy ndarrays, or TensorHandles. "
-                f"(fed {value!r} for {self.name})"
-            )
-        np_dtype = self.np_dtype
-        if type(value) is np.ndarray and value.dtype == np_dtype:
-            array = value
-        elif np_dtype is None:
-            from nbflow.ops.array_ops import _string_array
-
-            array = _string_array(value)
-        else:
-            array = np.asarray(value)
-            if array.dtype != np_dtype:
-                if array.dtype.kind in "USO" or not np.can_cast(array.dtype, np_dtype, "same_kind"):
-                    if not (array.dtype.kind in "iub" and np_dtype.kind in "iufc"):
-                        raise TypeError(
-                            f"Cannot feed value of dtype {array.dtype} for Tensor '{self.name}', "
-                            f"which has dtype {self.dtype.name}"
-                        )
-                array = array.astype(np_dtype)
-        dims = self.dims
-        if dims is not None and array.shape != dims:
-            if (
-                self.exact
-                or len(array.shape) != len(dims)
-                or any(d is not None and d != s for d, s in zip(dims, array.shape))
-            ):
-                shown = (
-                    "("
-                    + ", ".join("?" if d is None else str(d) for d in dims)
-                    + (",)" if len(dims) == 1 else ")")
-                )
-                raise ValueError(
-                    f"Cannot feed value of shape {array.shape} for Tensor '{self.name}', "
-                    f"which has shape '{shown}'"
-                )
-        return array
-
-
-class _Step:
-    """A cached step signature: its executor, the device of its context, its plans."""
-
-    __slots__ = (
-        "executor",
-        "parallel",
-        "plan",
-        "device",
-        "plans",
-        "measured",
-        "multi_device",
-        "partition_ops",
-    )
-
-    def __init__(self, executor: Any, parallel: bool, plan: Any, device: Device):
-        self.executor = executor
-        self.parallel = parallel
-        self.plan = plan
-        self.device = device
-        self.plans: list[tuple[str, Plan]] = [(device.name, plan)] if plan is not None else []
-        self.measured = False  # placed with measured (not only static) costs
-        self.multi_device = False
-        self.partition_ops: list[tuple[str, list[Operation]]] = []  # the plans' own ops
-
-    @property
-    def partition_graphs(self) -> list[dict]:
-        """One GraphDef per device: the plan's nodes, Send/Recv included."""
-        return [
-            {
-                "node": [node_def_of(op) for op in ops],
-                "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0},
-                "device": device,
-            }
-            for device, ops in self.partition_ops
-        ]
-
-
-def _blame_user_ops(plan: Plan, step_graph: graph_optimizer.StepGraph) -> list[Operation]:
-    """Point plan nodes at the user's ops, so errors name the op the user built (``e.op``);
-    returns the plan's own (rewritten) ops, for ``RunMetadata.partition_graphs``."""
-    origin = step_graph.origin
-    own = []
-    for node in plan.nodes:
-        own.append(node.op)
-        node.op = origin.get(node.op, node.op)
-    return own
+from nbflow.runtime.master import (
+    CompiledStep,
+    StepSignature,
+    blame_user_ops,
+    compile_step,
+    plan_partition,
+)
+from nbflow.runtime.signature import FeedSlot, FetchHandler, convert_feeds, fetch_key
+from nbflow.runtime.step import (
+    RunnerPolicy,
+    Step,
+    bind_kernels,
+    choose_runner,
+    partition_runner,
+)
+from nbflow.runtime.step_stats import StepStatsCollector
 
 
 class BaseSession:
-    """A session runs steps of one graph on the devices of this process."""
+    """A session runs steps of one graph; this one on the devices of this process."""
+
+    for_cluster = False  # compile steps for a cluster's tasks (master.compile_step)
 
     def __init__(
         self, target: str = "", graph: Graph | None = None, config: ConfigProto | None = None
     ):
-        if target:
-            raise errors.UnimplementedError(
-                None,
-                None,
-                f"Session target {target!r}: remote targets are served by nbflow.distributed",
-            )
         self._graph = graph if graph is not None else ops_lib.get_default_graph()
         self._config = config or ConfigProto()
-        device_lib.limit_intra_op_threads(self._config.intra_op_parallelism_threads)
-        device_lib.retain_freed_host_memory()
         self._closed = False
         self._opened = True
-        self._devices: list[Device] = local_devices(
-            dict(self._config.device_count), self._config.gpu_options.visible_device_list
-        )
+        self._devices: list[Device] = self._open_devices(target)
         self._device = self._devices[0]
         self._devices_by_name = {d.name: d for d in self._devices}
         self._cost_model = placement.CostModel()
-        self._fetch_cache: dict[Any, _FetchHandler] = {}
-        self._feed_slots: dict[Tensor, _FeedSlot] = {}
-        self._steps: dict[Any, _Step] = {}
+        self._fetch_cache: dict[Any, FetchHandler] = {}
+        self._feed_slots: dict[Tensor, FeedSlot] = {}
+        self._steps: dict[Any, Step] = {}
         self._steps_version = self._graph._mutation_version
         self._lock = threading.RLock()
         self._pool = executor_lib.shared_pool(self._config.inter_op_parallelism_threads)
         self._executor_choice = "auto"  # "auto" | "inline" | "parallel"
         self._default_context: Any = None
+        self._running: set[KernelContext] = set()  # steps that can wait, for close()
+        self._new_step_id: Callable[[], int] = executor_lib.next_step_id
+
+    def _open_devices(self, target: str) -> list[Device]:
+        """The devices partitions are placed on (here: this process's)."""
+        if target:
+            raise errors.UnimplementedError(
+                None, None, f"Session target {target!r}: open remote targets with tf.Session"
+            )
+        device_lib.limit_intra_op_threads(self._config.intra_op_parallelism_threads)
+        device_lib.retain_freed_host_memory()
+        return local_devices(
+            dict(self._config.device_count), self._config.gpu_options.visible_device_list
+        )
 
     # --- properties --------------------------------------------------------------------------
     @property
@@ -286,78 +121,79 @@ class BaseSession:
     ) -> Any:
         """Run the ops needed for ``fetches`` given ``feed_dict``; return the fetched values."""
         handler, step_key, feed_tensors, feed_values = self._step_signature(fetches, feed_dict)
-        if options is not None and options.trace_level > 0:
-            return self._run_traced(handler, step_key, feed_values, options, run_metadata)
-        step = self._steps.get(step_key)
+        traced = options is not None and options.trace_level > 0
+        key = (step_key, "traced") if traced else step_key
+        step = self._steps.get(key)
         if step is None:
-            step = self._build_step(handler, feed_tensors)
-            self._steps[step_key] = step
+            step = self._steps[key] = self._build_step(handler, feed_tensors, traced)
         device = step.device
         ctx = KernelContext(
-            device.name, device.xp, device.resources, executor_lib.next_step_id(), None, options
+            device.name, device.xp, device.resources, self._new_step_id(), None, options
         )
-        if step.parallel:
-            results = step.executor.run(ctx, feed_values, self._timeout(options))
+        deadline = None
+        if options is not None or self._config.operation_timeout_in_ms:
+            deadline = self._deadline(options)
+            if traced:
+                ctx.stats = StepStatsCollector()
+        if step.runner.can_wait:
+            results = self._run_cancellable(step.runner, ctx, feed_values, deadline)
         else:
-            results = step.executor.run(ctx, feed_values)
-        if run_metadata is not None and options is not None and options.output_partition_graphs:
-            run_metadata.partition_graphs = step.partition_graphs
+            results = step.runner.run(ctx, feed_values, deadline)
+        if options is not None:
+            self._report(step, step_key, ctx, options, run_metadata)
         return handler.build(results)
 
-    def _timeout(self, options: RunOptions | None) -> float | None:
+    def _deadline(self, options: RunOptions | None) -> float | None:
         ms = (options.timeout_in_ms if options else 0) or self._config.operation_timeout_in_ms
-        return ms / 1000.0 if ms and ms > 0 else None
+        return time.monotonic() + ms / 1000.0 if ms and ms > 0 else None
 
-    def _run_traced(
+    def _run_cancellable(
+        self, runner: Any, ctx: KernelContext, feeds: tuple, deadline: float | None
+    ) -> tuple:
+        """Run a step that can wait, cancellable by ``close()`` while it runs."""
+        self._running.add(ctx)
+        try:
+            if self._closed:
+                ctx.cancellation.cancel(_closed_error())
+            return runner.run(ctx, feeds, deadline)
+        finally:
+            self._running.discard(ctx)
+
+    def _report(
         self,
-        handler: _FetchHandler,
+        step: Step,
         step_key: Any,
-        feed_values: tuple,
+        ctx: KernelContext,
         options: RunOptions,
         run_metadata: RunMetadata | None,
-    ) -> Any:
-        """A step whose kernels time themselves; its statistics go to ``run_metadata`` and to
-        the placement cost model (a multi-device plan placed without them is rebuilt)."""
-        traced_key = (step_key, "traced")
-        step = self._steps.get(traced_key)
-        if step is None:
-            step = self._build_step(handler, step_key[1], traced=True)
-            self._steps[traced_key] = step
-        device = step.device
-        ctx = KernelContext(
-            device.name, device.xp, device.resources, executor_lib.next_step_id(), None, options
-        )
-        collector = ctx.stats = StepStatsCollector()
-        if step.parallel:
-            results = step.executor.run(ctx, feed_values, self._timeout(options))
-        else:
-            results = step.executor.run(ctx, feed_values)
-        stats = collector.finish(step.plans)
-        self._cost_model.record(stats)
-        with self._lock:
-            plain = self._steps.get(step_key)
-            if plain is not None and plain.multi_device and not plain.measured:
-                del self._steps[step_key]  # re-place with measured costs on the next run
-        if run_metadata is not None:
-            run_metadata.step_stats = stats
-            if options.output_partition_graphs:
-                run_metadata.partition_graphs = step.partition_graphs
-        return handler.build(results)
+    ) -> None:
+        """Fill ``run_metadata``; a traced step's statistics also go to the placement cost
+        model (a multi-device step placed without them is rebuilt on its next run)."""
+        if ctx.stats is not None:
+            stats = ctx.stats.finish(step.plans)
+            self._cost_model.record(stats)
+            with self._lock:
+                plain = self._steps.get(step_key)
+                if plain is not None and plain.multi_device and not plain.measured:
+                    del self._steps[step_key]
+            if run_metadata is not None:
+                run_metadata.step_stats = stats
+        if run_metadata is not None and options.output_partition_graphs:
+            run_metadata.partition_graphs = step.partition_graphs
 
     def _step_signature(self, fetches: Any, feed_dict: dict | None) -> tuple:
-        """The front end every session type shares: (fetch handler, step key, fed tensors,
-        converted feed values), with fetch handlers cached per structure and cached steps
-        dropped when the graph's existing ops changed."""
+        """(fetch handler, step key, fed tensors, converted feed values), with fetch handlers
+        cached per structure and cached steps dropped when the graph's existing ops changed."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        key = _fetch_key(fetches)
+        key = fetch_key(fetches)
         handler = self._fetch_cache.get(key) if key is not None else None
         if handler is None:
-            handler = _FetchHandler(self._graph, fetches)
+            handler = FetchHandler(self._graph, fetches)
             if key is not None:
                 self._fetch_cache[key] = handler
         if feed_dict:
-            feed_tensors, feed_values = self._convert_feeds(feed_dict)
+            feed_tensors, feed_values = convert_feeds(self._graph, self._feed_slots, feed_dict)
         else:
             feed_tensors, feed_values = (), ()
         if self._graph._mutation_version != self._steps_version:
@@ -366,165 +202,44 @@ class BaseSession:
                 self._steps_version = self._graph._mutation_version
         return handler, (handler.signature, feed_tensors), feed_tensors, feed_values
 
-    def _convert_feeds(self, feed_dict: dict) -> tuple[tuple, tuple]:
-        tensors = []
-        values = []
-        slots = self._feed_slots
-        for key, value in feed_dict.items():
-            slot = slots.get(key) if type(key) is Tensor else None
-            if slot is None and hasattr(key, "_nbflow_feeds"):  # composites (SparseTensor)
-                for part, part_value in key._nbflow_feeds(value):
-                    part_slot = slots.get(part)
-                    if part_slot is None:
-                        part_slot = slots[part] = _FeedSlot(part)
-                    tensors.append(part)
-                    values.append(part_slot.convert(part_value))
-                continue
-            if slot is None:
-                tensor = self._feed_tensor(key)
-                slot = slots.get(tensor)
-                if slot is None:
-                    slot = slots[tensor] = _FeedSlot(tensor)
-            tensors.append(slot.tensor)
-            values.append(slot.convert(value))
-        return tuple(tensors), tuple(values)
-
-    def _feed_tensor(self, key: Any) -> Tensor:
-        try:
-            element = self._graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
-        except (KeyError, ValueError, TypeError) as e:
-            raise TypeError(
-                f"Cannot interpret feed_dict key as Tensor: {e.args[0] if e.args else e}"
-            ) from None
-        if not isinstance(element, Tensor):
-            raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key!r} is not a tensor")
-        return element
-
-    def _build_step(self, handler: _FetchHandler, feeds: tuple, traced: bool = False) -> _Step:
+    def _build_step(self, handler: FetchHandler, feeds: tuple, traced: bool) -> Step:
         with self._lock:
-            config = self._config
-            graph_options = config.graph_options
-            step_graph = graph_optimizer.copy_step_graph(
-                handler.tensors, handler.targets, list(feeds)
-            )
-            for op in step_graph.ops:  # requests are checked before folding can hide them
-                placement.feasible_devices(op, self._devices, config.allow_soft_placement)
-            graph_optimizer.optimize(step_graph, graph_options.optimizer_options)
-            placed = placement.place(
-                step_graph.ops,
+            signature = StepSignature(tuple(handler.tensors), tuple(handler.targets), feeds)
+            compiled = compile_step(
+                signature,
                 self._devices,
+                self._config,
                 self._cost_model,
-                config.allow_soft_placement,
-                config.log_device_placement and not traced,
+                log_placement=not traced,
+                for_cluster=self.for_cluster,
             )
-            used = {d.name: d for d in placed.values()}
-            if len(used) <= 1:
-                device = next(iter(used.values()), self._device)
-                if device.is_host:
-                    step = self._single_device_step(step_graph, device, traced)
-                    step.measured = self._cost_model.has_measurements
-                    return step
-            parts = partition.partition_step(
-                step_graph, placed, graph_options.enable_bfloat16_sendrecv
+            return self._place_partitions(compiled, traced)
+
+    def _place_partitions(self, compiled: CompiledStep, traced: bool) -> Step:
+        """Where partitions run, here: plan each one and pick its runner."""
+        policy = RunnerPolicy(self._executor_choice, self._config.inter_op_parallelism_threads)
+        parts, plans, partition_ops = [], [], []
+        for part in compiled.partitions:
+            plan = plan_partition(part, bind_kernels(part.device, traced))
+            partition_ops.append((part.device.name, blame_user_ops(plan, compiled.step_graph)))
+            plans.append((part.device.name, plan))
+            feed_indices = [i for i, _ in part.feeds]
+            parts.append((part.device, plan, feed_indices, [i for i, _ in part.fetches]))
+        if compiled.whole:
+            device, plan = parts[0][0], parts[0][1]
+            runner = choose_runner(plan, self._pool, policy)
+        else:
+            device = self._device
+            runner = partition_runner(
+                parts,
+                self._pool,
+                policy,
+                compiled.num_fetches,
+                compiled.fed_fetches,
+                self._devices_by_name,
             )
-            if graph_options.enable_recv_scheduling:
-                partition.schedule_recvs(parts, self._cost_model)
-            step = self._partitioned_step(step_graph, parts, traced)
-            step.measured = self._cost_model.has_measurements
-            return step
-
-    def _choose_executor(self, plan: Plan) -> tuple[Any, bool]:
-        """The dataflow executor where a plan needs it (blocking kernels, control flow) or can
-        use it; otherwise the straight-line executor.
-
-        Independent expensive kernels are worth a thread pool only when there are cores to
-        spare beyond the ones BLAS already uses inside each kernel: with 2 cores, two matmuls
-        side by side each get half the BLAS threads and the pool's hand-offs cost more than
-        they save (measured: the Figure 1 MLP runs ~1.7x faster inline). So "auto" uses inter-op
-        parallelism when ``inter_op_parallelism_threads`` asks for it (> 1) or, left at 0, when
-        the machine has at least 4 cores.
-        """
-        choice = self._executor_choice
-        needs_dataflow = plan.has_async or plan.has_control_flow
-        threads = self._config.inter_op_parallelism_threads
-        spare_cores = threads > 1 or (threads == 0 and (os.cpu_count() or 1) >= 4)
-        parallel = choice == "parallel" or (
-            choice == "auto" and spare_cores and executor_lib.has_parallel_work(plan)
-        )
-        if parallel or needs_dataflow:
-            return executor_lib.ParallelExecutor(plan, self._pool), True
-        return executor_lib.InlineExecutor(plan), False
-
-    def _single_device_step(
-        self, step_graph: graph_optimizer.StepGraph, device: Device, traced: bool
-    ) -> _Step:
-        plan = build_plan(
-            step_graph.fetches, step_graph.targets, step_graph.feeds, self._binder(device, traced)
-        )
-        own = _blame_user_ops(plan, step_graph)
-        executor, parallel = self._choose_executor(plan)
-        step = _Step(executor, parallel, plan, device)
-        step.partition_ops = [(device.name, own)]
-        return step
-
-    def _partitioned_step(
-        self,
-        step_graph: graph_optimizer.StepGraph,
-        parts: dict[str, partition.Partition],
-        traced: bool,
-    ) -> _Step:
-        runs = []
-        partition_ops = []
-        for part in parts.values():
-            plan = build_plan(
-                [t for _, t in part.fetches],
-                part.targets,
-                [t for _, t in part.feeds],
-                self._binder(part.device, traced),
-            )
-            partition_ops.append((part.device.name, _blame_user_ops(plan, step_graph)))
-            executor, parallel = self._choose_executor(plan)
-            runs.append(
-                PartitionRun(
-                    device=part.device,
-                    executor=executor,
-                    parallel=parallel,
-                    waits=plan.has_async,
-                    feed_indices=[i for i, _ in part.feeds],
-                    fetch_indices=[i for i, _ in part.fetches],
-                    plan=plan,
-                )
-            )
-        feed_index = {t: i for i, t in enumerate(step_graph.feeds)}
-        fed_fetches = [
-            (i, feed_index[t]) for i, t in enumerate(step_graph.fetches) if t in feed_index
-        ]
-        executor = PartitionedExecutor(
-            runs, len(step_graph.fetches), fed_fetches, self._devices_by_name
-        )
-        step = _Step(executor, True, None, self._device)
-        step.plans = executor.plans
-        step.partition_ops = partition_ops
-        step.multi_device = True
-        return step
-
-    def _binder(self, device: Device, traced: bool) -> Callable[[Operation], tuple[Any, Any]]:
-        """Binds a node's kernel for ``device`` (timed when ``traced``)."""
-
-        def bind(op: Operation) -> tuple[Any, Any]:
-            opdef = op.op_def
-            if not opdef.has_kernel_for(device.device_type):
-                raise errors.UnimplementedError(
-                    op.node_def,
-                    op,
-                    f"No {device.device_type} kernel registered for op {op.type} (node {op.name})",
-                )
-            kernel = device.adapt_kernel(op, opdef.bind(op, device.device_type))
-            if traced:
-                kernel = traced_kernel(kernel, op, device.name, opdef.is_async)
-            return kernel, device.name
-
-        return bind
+        multi = not compiled.whole
+        return Step(runner, device, plans, partition_ops, compiled.measured, multi)
 
     def partial_run_setup(self, fetches: Any, feeds: Sequence[Any] | None = None) -> str:
         raise errors.UnimplementedError(
@@ -533,12 +248,19 @@ class BaseSession:
 
     # --- lifetime ---------------------------------------------------------------------------------
     def close(self) -> None:
-        """Free the session's resources; using it afterwards raises RuntimeError."""
-        if not self._closed:
-            self._closed = True
-            self._steps.clear()
-            for device in self._devices:
-                device.resources.reset()
+        """Cancel running steps (``CancelledError``) and free the session's resources; using
+        it afterwards raises RuntimeError."""
+        if self._closed:
+            return
+        self._closed = True
+        for ctx in list(self._running):
+            ctx.cancellation.cancel(_closed_error())
+        self._steps.clear()
+        self._release()
+
+    def _release(self) -> None:
+        for device in self._devices:
+            device.resources.reset()
 
     def as_default(self):
         return ops_lib.default_session(self)
@@ -570,27 +292,38 @@ class BaseSession:
         raise errors.UnimplementedError(None, None, "Session.reset applies to remote targets")
 
 
-_session_targets: dict[str, Callable[..., Any]] = {}
+def _closed_error() -> errors.OpError:
+    return errors.CancelledError(None, None, "Session closed while the step was running")
 
 
-def register_session_target(scheme: str, factory: Callable[..., Any]) -> None:
-    """Serve ``tf.Session("scheme://...")`` with ``factory(target, graph, config)``
-    (``nbflow.distributed`` registers ``nbflow://``)."""
-    _session_targets[scheme] = factory
+_session_targets: dict[str, type[Session]] = {}
+
+
+def register_session_target(scheme: str, session_class: type[Session]) -> None:
+    """Serve ``tf.Session("scheme://...")`` with ``session_class(target, graph, config)``, a
+    ``Session`` that runs partitions elsewhere. The one plug-in point of the runtime:
+    ``nbflow.distributed`` registers ``nbflow://`` when imported."""
+    _session_targets[scheme] = session_class
 
 
 class Session(BaseSession):
-    """``tf.Session``: use it as a context manager or call ``close()``."""
+    """``tf.Session``: use it as a context manager or call ``close()``.
 
-    def __new__(cls, target: str = "", graph: Graph | None = None, config: Any = None):
-        scheme = target.partition("://")[0] if target else ""
-        if scheme == "nbflow" and scheme not in _session_targets:
-            import importlib
+    A ``target`` with a scheme gives the ``Session`` subclass registered for it."""
 
-            importlib.import_module("nbflow.distributed")  # registers its target (layer above)
-        factory = _session_targets.get(scheme)
-        if factory is not None:
-            return factory(target, graph, config)  # not a Session: __init__ is not re-run
+    def __new__(cls, target: Any = "", *args: Any, **kwargs: Any):
+        if cls is Session and target:
+            scheme = target.partition("://")[0]
+            found = _session_targets.get(scheme)
+            if found is None:
+                raise errors.UnimplementedError(
+                    None,
+                    None,
+                    f"No session target registered for {target!r} (known: "
+                    f"{sorted(_session_targets) or 'none'}); import nbflow.distributed to "
+                    "serve nbflow:// targets",
+                )
+            cls = found
         return super().__new__(cls)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from nbflow.framework.op_def import OpDef, registered_ops
 
 
 class Timeline:
@@ -60,9 +61,10 @@ class Timeline:
                         "args": args,
                     }
                 )
-                if node.op_type.startswith("_") and "Send" in node.op_type:
+                opdef = _op_def(node.op_type)
+                if opdef is not None and opdef.is_send:
                     sends[_transfer_key(node)] = (pid, tid, ts)
-                elif node.op_type.startswith("_") and "Recv" in node.op_type:
+                elif opdef is not None and opdef.is_recv:
                     end = ts + max(node.all_end_rel_micros, 1)
                     recvs.append((_transfer_key(node), pid, tid, end))
                 if show_memory:
@@ -100,6 +102,10 @@ class Timeline:
 
 def _meta(name: str, pid: int, tid: int, args: dict[str, Any]) -> dict[str, Any]:
     return {"ph": "M", "name": name, "pid": pid, "tid": tid, "args": args}
+
+
+def _op_def(op_type: str) -> OpDef | None:
+    return registered_ops().get(op_type)
 
 
 def _transfer_key(node: Any) -> str:

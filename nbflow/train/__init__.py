@@ -70,10 +70,12 @@ from nbflow.train.checkpoint_utils import (
     BestCheckpointKeeper,
     CheckpointReader,
     NewCheckpointReader,
+    checkpoint_to_dict,
     init_from_checkpoint,
     list_variables,
     load_checkpoint,
     load_variable,
+    print_tensors_in_checkpoint_file,
 )
 from nbflow.train.session_run_hook import (
     SessionRunArgs,
@@ -122,6 +124,8 @@ __all__ += [
     "BestCheckpointKeeper",
     "CheckpointReader",
     "NewCheckpointReader",
+    "checkpoint_to_dict",
+    "print_tensors_in_checkpoint_file",
     "init_from_checkpoint",
     "list_variables",
     "load_checkpoint",

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from nbflow.framework import dtypes
+from nbflow.framework import dtypes, tensor_bundle
 from nbflow.framework import ops as ops_lib
-from nbflow.ops import array_ops, io_ops, variables
+from nbflow.ops import array_ops, io_ops, state_ops, variables
 from nbflow.train import saver as saver_lib
 
 
@@ -36,31 +36,30 @@ def _checkpoint_prefix(ckpt_dir_or_file: str) -> str:
 
 
 class CheckpointReader:
-    """Reads the tensors of one checkpoint (``tf.train.NewCheckpointReader``)."""
+    """Reads the tensors of one checkpoint (``tf.train.NewCheckpointReader``), CRC-checked."""
 
     def __init__(self, prefix: str):
         self._prefix = prefix
-        self._index = io_ops.read_index(prefix)
+        self._bundle = tensor_bundle.BundleReader(prefix)
 
     def has_tensor(self, name: str) -> bool:
-        return name in self._index
+        return name in self._bundle.entries
 
     def get_tensor(self, name: str) -> np.ndarray:
-        entry = self._index.get(name)
-        if entry is None:
-            from nbflow import errors
-
-            raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint")
-        return np.array(io_ops.load_tensor(self._prefix, name, entry))
+        """The saved value; ``DataLossError`` names tensor and file if its bytes are damaged."""
+        return self._bundle.tensor(name)
 
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
-        return {name: list(e["shape"]) for name, e in self._index.items()}
+        return {name: list(self._bundle.shape(name)) for name in self._bundle.entries}
 
     def get_variable_to_dtype_map(self) -> dict[str, dtypes.DType]:
-        return {name: dtypes.as_dtype(e["dtype"]) for name, e in self._index.items()}
+        return {name: self._bundle.dtype(name) for name in self._bundle.entries}
 
     def debug_string(self) -> bytes:
-        lines = [f"{n} ({e['dtype']}) {e['shape']}" for n, e in sorted(self._index.items())]
+        lines = [
+            f"{n} ({self._bundle.dtype(n).name}) {list(self._bundle.shape(n))}"
+            for n in sorted(self._bundle.entries)
+        ]
         return ("\n".join(lines) + "\n").encode()
 
 
@@ -84,6 +83,31 @@ def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
     """(name, shape) of every tensor in the checkpoint, sorted by name."""
     shapes = load_checkpoint(ckpt_dir_or_file).get_variable_to_shape_map()
     return sorted(shapes.items())
+
+
+def checkpoint_to_dict(ckpt_dir_or_file: str) -> dict[str, np.ndarray]:
+    """Every tensor of a checkpoint as NumPy arrays, by name: no graph, no session.
+
+    Works on any TensorFlow V2 checkpoint (a prefix, or a directory with a ``checkpoint`` file);
+    every tensor's CRC32C is checked.
+    """
+    reader = load_checkpoint(ckpt_dir_or_file)
+    return {name: reader.get_tensor(name) for name, _ in list_variables(ckpt_dir_or_file)}
+
+
+def print_tensors_in_checkpoint_file(
+    file_name: str, tensor_name: str = "", all_tensors: bool = False, file: Any = None
+) -> None:
+    """Print a checkpoint's tensors as ``inspect_checkpoint`` does: names, dtypes and shapes, and
+    the values of ``tensor_name`` (or of all tensors with ``all_tensors``)."""
+    reader = load_checkpoint(file_name)
+    if not tensor_name and not all_tensors:
+        print(reader.debug_string().decode(), end="", file=file)
+        return
+    names = sorted(reader.get_variable_to_shape_map()) if all_tensors else [tensor_name]
+    for name in names:
+        print(f"tensor_name:  {name}", file=file)
+        print(reader.get_tensor(name), file=file)
 
 
 def _variables_by_name() -> dict[str, Any]:
@@ -139,8 +163,6 @@ def _set_initializer_from_checkpoint(v: Any, prefix: str, ckpt_name: str) -> Non
         with ops_lib.colocate_with(v.op), ops_lib.name_scope(f"{v.op.name}/checkpoint_initializer"):
             path = array_ops.constant(prefix, dtype=dtypes.string, name="prefix")
             (restored,) = io_ops.restore_v2(path, [ckpt_name], [v.dtype.base_dtype], [v.shape])
-            from nbflow.ops import state_ops
-
             v._initializer_op = state_ops.assign(v, restored, name="Assign").op
             v._initial_value = restored
 

@@ -3,16 +3,28 @@
 A Saver adds to the graph, under the ``save/`` scope:
 
     save/filename            the checkpoint prefix to write or read (fed by save() and restore())
-    save/temp_prefix         a fresh temporary directory for one save
+    save/temp_prefix         a fresh temporary prefix for one save
     save/SaveV2[_k]          writes the variables (one op per device when ``sharded=True``)
-    save/Merge               commits: index, fsync, rename to the prefix
+    save/Merge               commits: merged index, fsync, data files then index renamed
     save/control_dependency  the prefix, once committed (SaverDef.save_tensor_name)
     save/RestoreV2[_k]       reads the saved tensors; save/Assign_* store them; save/restore_all
 
 ``save`` runs the save tensor, then writes the meta graph, then atomically rewrites the text state
 file ``checkpoint`` (TensorFlow's CheckpointState format), then deletes checkpoints beyond
-``max_to_keep``. Each step is atomic on its own, so ``latest_checkpoint`` only ever names a
-complete checkpoint. The on-disk format is described in ``nbflow.ops.io_ops``.
+``max_to_keep``. The files are TensorFlow's V2 checkpoint (``nbflow.framework.tensor_bundle``).
+
+No kill can hide the last good checkpoint:
+
+- a checkpoint becomes visible only when its ``.index`` is renamed into place, after its data;
+  deleting one removes the index first, so a half-deleted checkpoint is no checkpoint;
+- re-saving a step that exists (a restarted run does) writes the new checkpoint under a fresh
+  prefix, points the state file at it, then gives the old name the new files (hard links), points
+  the state file back, and only then removes the fresh prefix: at every moment the state file
+  names a complete checkpoint;
+- old checkpoints are deleted only after the state file stopped naming them;
+- the first save of a ``Saver`` into a directory removes what kills left behind: temporary
+  files, data without an index, unreferenced re-save copies, and complete checkpoints newer than
+  the state file's latest (a save that never became current).
 """
 
 from __future__ import annotations
@@ -24,13 +36,14 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Sequence
 
 import numpy as np
 
 from nbflow.framework import ops as ops_lib
+from nbflow.framework import tensor_bundle
 from nbflow.framework.ops import GraphKeys, Operation, Tensor
 from nbflow.ops import array_ops, control_flow_ops, io_ops, state_ops, variables
 
@@ -167,17 +180,82 @@ def checkpoint_exists(checkpoint_prefix: str) -> bool:
 
 
 def get_checkpoint_mtimes(checkpoint_prefixes: Sequence[str]) -> list[float]:
+    """Modification times of the checkpoints' index files (missing checkpoints skipped)."""
     return [
-        os.path.getmtime(os.path.join(p, io_ops.INDEX))
+        os.path.getmtime(tensor_bundle.index_file(p))
         for p in checkpoint_prefixes
         if io_ops.is_checkpoint(p)
     ]
 
 
 def remove_checkpoint(checkpoint_prefix: str, meta_graph_suffix: str = "meta") -> None:
-    """Delete a checkpoint directory and its meta graph."""
-    io_ops.remove_path(checkpoint_prefix)
+    """Delete a checkpoint (index first, then data) and its meta graph."""
+    io_ops.remove_checkpoint_files(checkpoint_prefix)
     io_ops.remove_path(f"{checkpoint_prefix}.{meta_graph_suffix}")
+
+
+_RESAVE_MARK = ".resave-r"
+_STEP = re.compile(r"-(\d+)$")
+
+
+def _step_of(prefix: str) -> int | None:
+    match = _STEP.search(prefix)
+    return int(match.group(1)) if match else None
+
+
+def clean_leftovers(save_path: str, latest_filename: str = "checkpoint") -> list[str]:
+    """Remove what interrupted saves and deletions of ``save_path[-N]`` left; returns the paths.
+
+    Never touches a checkpoint the state file names. Removes temporary files, data files and meta
+    graphs without an index, re-save copies, and complete checkpoints newer than the state file's
+    newest (their save was killed before it became current).
+    """
+    directory = os.path.dirname(os.path.abspath(save_path))
+    base = os.path.basename(save_path)
+    try:
+        state = get_checkpoint_state(directory, latest_filename)
+    except ValueError:
+        state = None
+    named = set()
+    if state is not None:
+        named = {os.path.abspath(p) for p in [state.model_checkpoint_path]}
+        named |= {os.path.abspath(p) for p in state.all_model_checkpoint_paths}
+    steps = [s for s in map(_step_of, named) if s is not None]
+    newest = max(steps) if steps else None
+    removed = []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if name.startswith((f".{base}", f".{latest_filename}.tmp-")) and ".tmp-" in name:
+            removed.append(path)  # write_atomically's temporary file
+            continue
+        if not name.startswith(base):
+            continue
+        if io_ops._TEMP_MARK in name:
+            removed.append(path)  # a save's temporary files never are a checkpoint
+            continue
+        prefix = _prefix_of(path)
+        if prefix is None or os.path.abspath(prefix) in named:
+            continue
+        step = _step_of(prefix)
+        if (
+            _RESAVE_MARK in prefix
+            or not io_ops.is_checkpoint(prefix)
+            or (state is not None and newest is not None and step is not None and step > newest)
+        ):
+            removed.append(path)
+    for path in removed:
+        io_ops.remove_path(path)
+    return removed
+
+
+def _prefix_of(path: str) -> str | None:
+    """The checkpoint prefix a file belongs to (``p.index``, ``p.data-*``, ``p.meta``, temps)."""
+    name = path
+    for ending in (".index", ".meta"):
+        if name.endswith(ending):
+            return name[: -len(ending)]
+    match = re.search(r"\.data-\d{5}-of-\d{5}$", name)
+    return name[: match.start()] if match else None
 
 
 # --- meta graphs ------------------------------------------------------------------------------
@@ -340,6 +418,7 @@ class Saver:
         self._checkpoints_to_be_deleted: list[tuple[str, float]] = []
         self._next_checkpoint_time = time.time() + keep_checkpoint_every_n_hours * 3600
         self._is_empty = False
+        self._cleaned: set[tuple[str, str]] = set()  # directories whose leftovers are gone
         self._graph = ops_lib.get_default_graph()
         if saver_def is not None:
             self._max_to_keep = saver_def.get("max_to_keep", max_to_keep)
@@ -381,6 +460,7 @@ class Saver:
                             [entries[n] for n in names],
                             shard=k if self._sharded else -1,
                             sync=self._sync,
+                            num_shards=len(groups),
                         )
                     )
             with ops_lib.control_dependencies(saves):
@@ -512,10 +592,24 @@ class Saver:
         save_dir = os.path.dirname(os.path.abspath(save_path))
         if not os.path.isdir(save_dir):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
-        io_ops.cleanup_temp_dirs(save_path)
+        if write_state and (save_dir, latest_filename) not in self._cleaned:
+            self._cleaned.add((save_dir, latest_filename))
+            for path in clean_leftovers(save_path, latest_filename):
+                _log.info("Removed leftover of an interrupted save: %s", path)
         sd = self.saver_def
-        result = sess.run(sd["save_tensor_name"], {sd["filename_tensor_name"]: checkpoint_file})
-        model_checkpoint_path = io_ops._as_str(result)
+        resave = write_state and io_ops.is_checkpoint(checkpoint_file)
+        target = f"{checkpoint_file}{_RESAVE_MARK}{uuid.uuid4().hex[:8]}" if resave else None
+        result = sess.run(
+            sd["save_tensor_name"], {sd["filename_tensor_name"]: target or checkpoint_file}
+        )
+        if target is not None:
+            # The fresh copy is complete: make it current, then give the old name its files.
+            model_checkpoint_path = checkpoint_file
+            others = [p for p in self.last_checkpoints if p != checkpoint_file]
+            update_checkpoint_state(save_dir, target, others + [target], latest_filename)
+            io_ops.replace_checkpoint(target, checkpoint_file, sync=self._sync)
+        else:
+            model_checkpoint_path = io_ops._as_str(result)
         if write_meta_graph:
             self.export_meta_graph(f"{checkpoint_file}.{meta_graph_suffix}", graph=sess.graph)
         if write_state:
@@ -527,6 +621,8 @@ class Saver:
                 latest_filename,
                 [t for _, t in self._last_checkpoints],
             )
+            if target is not None:
+                io_ops.remove_checkpoint_files(target)
             self._maybe_delete_old_checkpoints(meta_graph_suffix)
         return model_checkpoint_path
 

@@ -20,6 +20,8 @@ import pytest
 from tests.board.training_logs import write_run
 
 BASE_URL = "/user/someone/"
+REPO = Path(__file__).resolve().parents[2]
+LABEXTENSION = REPO / "nbflow" / "labextension"  # `npm run build:prod` in extension/ writes it
 
 
 @dataclass
@@ -55,6 +57,24 @@ def wait_until(condition, timeout: float, what: str, interval: float = 0.05):
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
+def this_checkouts_labextension(tmp: Path) -> list[str]:
+    """JupyterLab options loading the Board front end built in THIS checkout.
+
+    An editable install copies the front end into the environment's
+    ``share/jupyter/labextensions/nbflow`` once; paths in ``extra_labextensions_path`` come
+    before it, so a folder holding a link ``nbflow -> <checkout>/nbflow/labextension`` makes
+    JupyterLab serve the build the tests are about.
+    """
+    if not (LABEXTENSION / "package.json").exists():
+        pytest.fail(f"{LABEXTENSION} is missing: run `npm ci && npm run build:prod` in extension/")
+    folder = tmp / "labextensions"
+    folder.mkdir(exist_ok=True)
+    link = folder / "nbflow"
+    if not link.exists():
+        link.symlink_to(LABEXTENSION, target_is_directory=True)
+    return [f"--LabApp.extra_labextensions_path={folder}"]
+
+
 def start_jupyter(root: Path, app: str, tmp: Path, extra: list[str] = ()) -> Server:
     token = secrets.token_hex(16)
     port = free_port()
@@ -63,8 +83,11 @@ def start_jupyter(root: Path, app: str, tmp: Path, extra: list[str] = ()) -> Ser
         os.environ,
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
         JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
-    )
+        PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    )  # kernels, started in the notebook's folder, import this checkout's nbflow too
     module = "jupyterlab" if app == "lab" else "jupyter_server"
+    if app == "lab":
+        extra = [*extra, *this_checkouts_labextension(tmp)]
     command = [
         sys.executable, "-m", module,
         "--ip=127.0.0.1", f"--port={port}", "--no-browser", "--allow-root",
@@ -72,7 +95,9 @@ def start_jupyter(root: Path, app: str, tmp: Path, extra: list[str] = ()) -> Ser
         f"--ServerApp.base_url={BASE_URL}", "--ServerApp.port_retries=0",
         *extra,
     ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env)
+    process = subprocess.Popen(
+        command, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, cwd=REPO
+    )  # run from the checkout: ``python -m`` imports ITS nbflow (server extension, kernels)
     url = f"http://127.0.0.1:{port}{BASE_URL}"
 
     def ready() -> bool:

@@ -165,13 +165,17 @@ def test_histograms_images_and_timeline_render(page):
 
 
 def test_mime_output_opens_the_board_on_its_logdir(page, lab):
+    """The output `%dataflow_board` makes, `text/html` fallback included: the Board's renderer
+    must win over HTML (JupyterLab prefers the lowest rank) and open the panel."""
+    from nbflow.notebook.board import BOARD_MIME, board_display
+
+    data = board_display(str(lab.root / "logs" / "eval"))._repr_mimebundle_()
+    assert {"text/html", "text/plain", BOARD_MIME} <= set(data)
+    data[BOARD_MIME] = {**data[BOARD_MIME], "bookkeeping": {"opTypes": ["NoOp"]}}
     notebook = {
         "cells": [{
             "cell_type": "code", "execution_count": 1, "metadata": {}, "source": "%dataflow_board logs/eval",
-            "outputs": [{"output_type": "display_data", "metadata": {},
-                         "data": {"application/vnd.nbflow.board+json": {"logdir": str(lab.root / "logs" / "eval"),
-                                                                  "bookkeeping": {"opTypes": ["NoOp"]}},
-                                  "text/plain": "nbflow Board on logs/eval"}}],
+            "outputs": [{"output_type": "display_data", "metadata": {}, "data": data}],
         }],
         "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
         "nbformat": 4, "nbformat_minor": 5,
@@ -188,6 +192,8 @@ def test_mime_output_opens_the_board_on_its_logdir(page, lab):
     )
     b = board(page, "logs/eval")
     b.locator(".nbflow-graph[data-state='ready']").wait_for()
+    page.locator(".jp-OutputArea .nbflow-board-link button").wait_for(state="attached")
+    assert page.locator(".jp-OutputArea .nbflow-board-inline").count() == 0  # not the fallback
     b.locator(".nbflow-group[data-name='layer1']").wait_for()
     # the bookkeeping rules sent from the kernel set the init NoOp aside
     b.locator(".nbflow-aside-item[data-name='init']").wait_for()

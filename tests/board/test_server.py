@@ -218,3 +218,110 @@ def test_run_metadata_logged_with_the_writer_is_served_as_a_chrome_trace(jupyter
         assert ops[0]["dur"] == 7 and ops[0]["name"] == "MatMul"
     finally:
         shutil.rmtree(run)
+
+
+def _damage(path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x40
+    path.write_bytes(bytes(data))
+
+
+def _event_file(run):
+    (path,) = [p for p in run.iterdir() if "tfevents" in p.name]
+    return path
+
+
+def _runs(server, logdir="logs"):
+    return {r["name"]: r for r in get_json(server.api("runs", logdir=logdir))["runs"]}
+
+
+def test_a_corrupt_event_file_is_skipped_and_shown_on_its_run(jupyter_server):
+    run = jupyter_server.root / "logs" / "corrupt"
+    run.mkdir()
+    try:
+        write_run(run, steps=20)
+        path = _event_file(run)
+        _damage(path, path.stat().st_size // 2)  # one record in the middle
+        runs = _runs(jupyter_server)
+        assert {"train", "eval", "corrupt"} <= set(runs)
+        assert runs["train"]["tags"]["warnings"] == []
+        (warning,) = runs["corrupt"]["tags"]["warnings"]
+        assert warning["file"] == f"corrupt/{path.name}"
+        assert 0 < warning["offset"] < path.stat().st_size
+        assert "corrupt record" in warning["message"]
+        q = {"logdir": "logs", "run": "corrupt"}
+        scalars = get_json(jupyter_server.api("scalars", tag=LOSS_TAG, **q))
+        tags = get_json(jupyter_server.api("tags", **q))["tags"]
+        histograms = get_json(jupyter_server.api("histograms", tag=tags["histograms"][0], **q))
+        # one record (a step's loss, or its merged summaries) is lost; those after it are read
+        assert len(scalars["steps"]) + len(histograms["steps"]) == 39
+        assert scalars["steps"][-1] == histograms["steps"][-1] == 19
+        for route in ROUTES:
+            query = {**q, "tag": LOSS_TAG, "name": "step0.trace.json", "index": "0"}
+            status, _, _ = get(jupyter_server.api(route, **query))
+            assert status != 500, route
+    finally:
+        shutil.rmtree(run)
+
+
+def test_a_truncated_event_file_serves_what_it_has(jupyter_server):
+    run = jupyter_server.root / "logs" / "truncated"
+    run.mkdir()
+    try:
+        write_run(run, steps=10)
+        path = _event_file(run)
+        with open(path, "r+b") as f:
+            f.truncate(path.stat().st_size - 7)
+        q = {"logdir": "logs", "run": "truncated"}
+        body = get_json(jupyter_server.api("scalars", tag=LOSS_TAG, **q))
+        assert body["steps"][0] == 0 and 0 < len(body["steps"]) <= 10
+
+        def flagged():
+            warnings = get_json(jupyter_server.api("tags", **q))["tags"]["warnings"]
+            return warnings and "truncated" in warnings[0]["message"] and warnings
+
+        (warning,) = wait_until(flagged, 10, "the truncation to be reported")
+        assert warning["file"] == f"truncated/{path.name}"
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+
+
+def test_deleted_runs_disappear_from_the_listing(jupyter_server):
+    run = jupyter_server.root / "logs" / "short_lived"
+    run.mkdir()
+    write_run(run, steps=3)
+    assert "short_lived" in _runs(jupyter_server)
+    shutil.rmtree(run)
+    wait_until(lambda: "short_lived" not in _runs(jupyter_server), 10, "the run to go")
+    status, _, _ = get(jupyter_server.api("tags", logdir="logs", run="short_lived"))
+    assert status == 404
+
+
+def test_event_files_linking_outside_the_root_are_refused(jupyter_server):
+    outside = jupyter_server.root.parent / "outside" / "run"
+    run = jupyter_server.root / "logs" / "linked"
+    run.mkdir()
+    try:
+        (run / "events.out.tfevents.1.linked").symlink_to(_event_file(outside))
+        assert "linked" not in _runs(jupyter_server)
+        for route in ("tags", "scalars", "graph"):
+            status, body, _ = get(
+                jupyter_server.api(route, logdir="logs", run="linked", tag=LOSS_TAG)
+            )
+            assert status == 403, (route, body)
+    finally:
+        shutil.rmtree(run)
+
+
+def test_the_walk_skips_virtual_environments_and_node_modules(jupyter_server):
+    venv = jupyter_server.root / "venv"
+    modules = jupyter_server.root / "node_modules" / "pkg"
+    for folder in (venv / "lib" / "run", modules):
+        folder.mkdir(parents=True)
+        write_run(folder, steps=2)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    try:
+        assert sorted(_runs(jupyter_server, ".")) == ["logs/eval", "logs/train"]
+    finally:
+        shutil.rmtree(venv)
+        shutil.rmtree(jupyter_server.root / "node_modules")

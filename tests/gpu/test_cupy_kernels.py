@@ -72,7 +72,7 @@ def test_session_places_work_on_the_gpu_and_returns_host_arrays():
 def test_fused_add_n_matches_numpy():
     device, ctx = _gpu_context()
     arrays = [np.random.default_rng(i).standard_normal((5, 7)) for i in range(4)]
-    from nbflow.devices.gpu_kernels import add_n
+    from nbflow.framework.op_def import get_op_def
 
-    got = add_n(ctx, [device.from_host(a) for a in arrays])
+    got = get_op_def("AddN").compute_gpu(ctx, [device.from_host(a) for a in arrays])
     np.testing.assert_allclose(device.to_host(got), sum(arrays))

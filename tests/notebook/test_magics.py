@@ -156,6 +156,21 @@ def test_dataflow_board_emits_the_board_mime_type_with_a_fallback(ip):
     assert "text/html" in bundle and "/tmp/some_logs" in bundle["text/plain"]
 
 
+def test_dataflow_board_renders_the_runs_inline_where_no_panel_exists(ip, tmp_path):
+    for run_name, losses in (("a", [3.0, 2.0, 1.5]), ("b", [4.0, 1.0])):
+        with tf.summary.FileWriter(str(tmp_path / run_name)) as writer:
+            for step, value in enumerate(losses):
+                summary = tf.summary.Summary(
+                    value=[tf.summary.Summary.Value(tag="loss", simple_value=value)]
+                )
+                writer.add_summary(summary, step)
+    page = run(ip, f"%dataflow_board {tmp_path}")._repr_mimebundle_()["text/html"]
+    rows = page.split("<tbody>")[1].split("</tr>")[:-1]
+    assert len(rows) == 2
+    assert "<td>a</td><td>loss</td><td>2</td><td>1.5</td>" in rows[0] and "<polyline" in rows[0]
+    assert "<td>b</td><td>loss</td><td>1</td><td>1</td>" in rows[1]
+
+
 def test_auto_registration_when_nbflow_is_imported_in_ipython(ip):
     from nbflow import notebook
 

@@ -181,9 +181,42 @@ def test_dashboard_polls_while_training_runs_in_a_background_thread_and_stop_sto
     board = SummaryDashboard(source, run=training, interval=0.02)
     wait_for(lambda: board.points >= 20, what="20 points on the chart")
     assert board.polling
+    stops = [w for w in _descendants(board) if getattr(w, "description", None) == "Stop"]
+    assert stops == [board.stop_button]  # one Stop control, the run's
     board.stop_button.click()
     assert training.wait(5.0) and training.status == "stopped"
     wait_for(lambda: not board.polling, what="polling to stop")
+    wait_for(lambda: board.stop_button.disabled, what="Stop to be disabled once stopped")
+
+
+def _descendants(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _descendants(child)
+
+
+def test_the_progress_bar_goes_to_the_cell_that_started_the_run():
+    import ipywidgets
+
+    from nbflow.notebook.training import progress_hook
+
+    output = ipywidgets.Output()  # what start_training displays in the training cell
+
+    def train(run):
+        hook = progress_hook(total=5)
+        for _ in range(5):
+            hook.update()
+        hook.end()
+        return hook
+
+    training = TrainingRun(train, output=output).start()
+    assert training.wait(10.0) and training.error is None, training.error
+    (shown,) = output.outputs
+    bar = training.result.bar
+    assert shown["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == (
+        bar.container.model_id
+    )
+    assert bar.n == 5
 
 
 def test_run_controls_pause_resume_and_stop_a_running_loop():
@@ -254,6 +287,8 @@ def test_log_directory_source_reads_event_files_incrementally(tmp_path):
     writer.flush()
     assert board.poll() == 1
     writer.close()
+    alone = SummaryDashboard(LogDirSource(tmp_path / "train"), start=False)  # run "." itself
+    assert alone.scalars.points_of("train", "loss")["steps"] == [0, 1, 2, 3]
 
 
 # --- timeline ------------------------------------------------------------------------------------
@@ -440,6 +475,14 @@ def test_cluster_magic_creates_an_nbflow_cluster_with_the_asked_tasks(ip):
             "/job:worker/replica:0/task:1",
         ]
         assert all(t["healthy"] for t in again.state["tasks"])
+        assert not widget.state["closed"] and not widget.scale_up.disabled
     finally:
         run(ip, "%dataflow_cluster --close")
     assert cluster._current is None
+    for shown in (widget, again):  # both outputs of the closed cluster say so
+        assert shown.state["closed"] and "closed" in shown.header.value
+        assert "ok" not in shown.header.value
+        assert shown.scale_up.disabled and shown.scale_down.disabled
+        assert shown.refresh_button.disabled
+        assert shown.refresh()["closed"]  # no IOLoop error underneath
+        assert shown.scale_by(1) == []

@@ -6,7 +6,7 @@ import pytest
 
 import nbflow as tf
 from nbflow.framework.op_def import all_samples, cpu_context, get_op_def
-from nbflow.runtime.executor import ParallelExecutor
+from nbflow.runtime import step as step_lib
 
 
 @pytest.fixture(params=["inline", "parallel"])
@@ -20,7 +20,7 @@ def session(request):
 @pytest.fixture(params=["structured", "tagged_frames"])
 def loop_executor(request, monkeypatch):
     if request.param == "tagged_frames":
-        monkeypatch.setattr(ParallelExecutor, "structured_by_default", False)
+        monkeypatch.setattr(step_lib, "structured_loops", False)
     return request.param
 
 

@@ -521,3 +521,83 @@ def test_binary_gradient_skips_reduction_when_shapes_match():
     gx, gb = gradients(tf.reduce_sum(x + b), [x, b])
     assert gx.op.type != "Reshape"
     assert gb.op.type == "Sum"
+
+
+# --- integer division by zero ----------------------------------------------------------------------
+INTEGER_DIVISIONS = [
+    ("floordiv", tf.floordiv),
+    ("div", tf.div),
+    ("//", lambda x, y: x // y),
+    ("floormod", tf.floormod),
+    ("mod", tf.mod),
+    ("%", lambda x, y: x % y),
+    ("truncatediv", tf.truncatediv),
+    ("truncatemod", tf.truncatemod),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize("name, divide", INTEGER_DIVISIONS, ids=[n for n, _ in INTEGER_DIVISIONS])
+def test_integer_division_by_zero_raises_as_tensorflow_cpu_kernels(name, divide, dtype):
+    if name == "truncatemod" and dtype == np.uint8:
+        pytest.skip("TruncateMod takes no uint8 (as in TensorFlow)")
+    with tf.Graph().as_default():
+        x = tf.placeholder(dtype, [3], name="x")
+        y = tf.placeholder(dtype, [3], name="y")
+        z = divide(x, y)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
+                sess.run(z, {x: [7, 5, 0], y: [2, 0, 1]})
+            with pytest.raises(tf.errors.InvalidArgumentError, match=f"node {z.op.name} "):
+                sess.run(z, {x: [7, 5, 0], y: [0, 1, 1]})
+            # the session stays usable: the same step with nonzero divisors runs
+            assert sess.run(z, {x: [7, 5, 0], y: [2, 1, 1]}).tolist()[1:] == [
+                5 if "div" in name or name == "//" else 0,
+                0,
+            ]
+
+
+def test_float_division_by_zero_keeps_inf_and_nan():
+    # Values recorded from TensorFlow 2.21 (float32): 7/2, 5/0, 0/0.
+    expected = {
+        "floordiv": [3.0, np.inf, np.nan],
+        "div": [3.5, np.inf, np.nan],
+        "//": [3.0, np.inf, np.nan],
+        "floormod": [1.0, np.nan, np.nan],
+        "mod": [1.0, np.nan, np.nan],
+        "%": [1.0, np.nan, np.nan],
+        "truncatediv": [3.0, np.inf, np.nan],
+        "truncatemod": [1.0, np.nan, np.nan],
+    }
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [3])
+        y = tf.placeholder(tf.float32, [3])
+        outs = {name: divide(x, y) for name, divide in INTEGER_DIVISIONS}
+        with np.errstate(all="ignore"):
+            got = run(outs, {x: [7, 5, 0], y: [2, 0, 0]})
+    for name, want in expected.items():
+        np.testing.assert_array_equal(got[name], np.float32(want), err_msg=name)
+
+
+def test_truncating_division_rounds_toward_zero_as_tensorflow():
+    # Values recorded from TensorFlow 2.21: int32 [7, -5, 0] by [2, 3, -4].
+    x, y = np.array([7, -5, 0], np.int32), np.array([2, 3, -4], np.int32)
+    got = run([tf.truncatediv(x, y), tf.truncatemod(x, y), tf.floordiv(x, y), tf.floormod(x, y)])
+    assert [g.tolist() for g in got] == [[3, -1, 0], [1, -2, 0], [3, -2, 0], [1, 1, 0]]
+    assert got[0].dtype == np.int32
+
+
+def test_integer_division_by_zero_in_a_constant_is_left_to_the_step():
+    # Constant folding must not hide the error: the step reports it, naming the node.
+    with tf.Graph().as_default():
+        z = tf.floordiv(tf.constant([4, 2]), tf.constant([2, 0]), name="halves")
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="halves"):
+                sess.run(z)
+
+
+def test_integer_division_with_an_empty_result_divides_nothing():
+    # TensorFlow computes no element, so a zero divisor is no error (gradients of reductions
+    # over scalars build FloorMod(empty axes, rank 0)).
+    got = run(tf.floormod(tf.zeros([0], tf.int32), tf.constant(0)))
+    assert got.shape == (0,)

@@ -7,7 +7,7 @@ import pytest
 
 import nbflow as tf
 from nbflow.framework.op_def import OpDef, TensorSpec
-from nbflow.runtime.executor import ParallelExecutor
+from nbflow.runtime import step as step_lib
 
 
 class _ParkUntilReleased(OpDef):
@@ -30,7 +30,7 @@ class _ParkUntilReleased(OpDef):
 @pytest.fixture
 def tagged_frames(monkeypatch):
     """Run control flow on the frame-tagged dataflow path, not as structured loop code."""
-    monkeypatch.setattr(ParallelExecutor, "structured_by_default", False)
+    monkeypatch.setattr(step_lib, "structured_loops", False)
 
 
 def _run_generic(sess, fetches, feed_dict=None):

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 import nbflow as tf
-from nbflow.runtime.executor import ParallelExecutor
+from nbflow.runtime import step as step_lib
 
 
 @pytest.fixture(params=["structured", "tagged_frames"])
 def executor(request, monkeypatch):
     if request.param == "tagged_frames":
-        monkeypatch.setattr(ParallelExecutor, "structured_by_default", False)
+        monkeypatch.setattr(step_lib, "structured_loops", False)
     return request.param
 
 

@@ -1,7 +1,9 @@
 """FileWriter writes TFRecord-framed Event files; the reader reads runs back and tails them."""
 
 import os
+import shutil
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -9,7 +11,7 @@ import pytest
 import nbflow as tf
 from nbflow.framework import protos
 from nbflow.summary import records
-from nbflow.summary.reader import EventFileReader, LogReader
+from nbflow.summary.reader import LogReader
 
 
 def _event_files(directory):
@@ -90,13 +92,125 @@ def test_reader_tails_a_file_being_written_including_half_records(tmp_path):
     assert list(reader.scalars(".")["s"].values) == [0, 1, 2, 3]
 
 
-def test_corrupt_record_raises_data_loss(tmp_path):
+def _scalar_record(step: int, value: float) -> bytes:
+    event = protos.Event(
+        step=step, summary=protos.Summary(value=[protos.Summary.Value(tag="s", simple_value=value)])
+    )
+    return records.encode_record(event.SerializeToString())
+
+
+def test_summary_iterator_raises_data_loss_on_a_corrupt_record(tmp_path):
     path = tmp_path / "events.out.tfevents.1.host"
     record = bytearray(records.encode_record(b"payload"))
     record[13] ^= 0xFF
     path.write_bytes(bytes(record))
     with pytest.raises(records.DataLossError, match="data checksum"):
-        EventFileReader(str(path)).read()
+        list(tf.summary.summary_iterator(str(path)))
+
+
+@pytest.mark.parametrize("damaged_byte,what", [(14, "data checksum"), (3, "length checksum")])
+def test_reader_skips_a_corrupt_record_and_reads_the_rest(tmp_path, damaged_byte, what):
+    good = [_scalar_record(step, step * 1.5) for step in range(4)]
+    bad = bytearray(good[1])
+    bad[damaged_byte] ^= 0x40
+    path = tmp_path / "events.out.tfevents.1.host"
+    path.write_bytes(good[0] + bytes(bad) + good[2] + good[3])
+    reader = tf.summary.read_logdir(str(tmp_path))
+    assert list(reader.scalars(".")["s"].steps) == [0, 2, 3]
+    (warning,) = reader.warnings(".")
+    assert warning.file == path.name and warning.offset == len(good[0])
+    assert what in warning.message
+    with open(path, "ab") as f:  # the file keeps growing past the damage
+        f.write(_scalar_record(4, 6.0))
+    reader.reload()
+    assert list(reader.scalars(".")["s"].steps) == [0, 2, 3, 4]
+    assert len(reader.warnings(".")) == 1
+
+
+def test_reader_skips_records_that_are_not_events(tmp_path):
+    path = tmp_path / "events.out.tfevents.1.host"
+    path.write_bytes(
+        _scalar_record(0, 1.0) + records.encode_record(b"\xff\xff") + _scalar_record(1, 2.0)
+    )
+    reader = tf.summary.read_logdir(str(tmp_path))
+    assert list(reader.scalars(".")["s"].steps) == [0, 1]
+    assert "not an Event" in reader.warnings(".")[0].message
+
+
+def test_a_truncated_file_is_read_up_to_the_cut_and_flagged_once_it_stops_growing(tmp_path):
+    path = tmp_path / "events.out.tfevents.1.host"
+    whole = _scalar_record(0, 1.0)
+    path.write_bytes(whole + _scalar_record(1, 2.0)[:-3])
+    reader = tf.summary.read_logdir(str(tmp_path))
+    assert list(reader.scalars(".")["s"].steps) == [0]
+    assert reader.warnings(".") == []  # maybe still being written
+    reader.reload()  # unchanged since: truncated
+    (warning,) = reader.warnings(".")
+    assert warning.offset == len(whole) and "truncated" in warning.message
+
+
+def test_deleted_runs_and_files_disappear(tmp_path):
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "events.out.tfevents.1.host").write_bytes(_scalar_record(0, 1.0))
+    (tmp_path / "b" / "events.out.tfevents.2.host").write_bytes(_scalar_record(1, 2.0))
+    reader = tf.summary.read_logdir(str(tmp_path))
+    assert reader.runs() == ["a", "b"]
+    assert list(reader.scalars("b")["s"].steps) == [0, 1]
+    shutil.rmtree(tmp_path / "a")
+    (tmp_path / "b" / "events.out.tfevents.2.host").unlink()
+    reader.reload()
+    assert reader.runs() == ["b"]
+    assert list(reader.scalars("b")["s"].steps) == [0]
+
+
+def test_the_walk_skips_environments_hidden_folders_and_stops_at_the_depth_limit(tmp_path):
+    record = _scalar_record(0, 1.0)
+    for folder in [
+        "run",
+        ".hidden/run",
+        "venv/run",
+        "node_modules/pkg/run",
+        "__pycache__/run",
+        "a/b/c/d/run",
+    ]:
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "events.out.tfevents.1.host").write_bytes(record)
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    reader = LogReader(str(tmp_path), max_depth=4)
+    reader.reload()
+    assert reader.runs() == ["run"]
+    assert LogReader(str(tmp_path), max_depth=5).reload() == ["a/b/c/d/run", "run"]
+
+
+def test_the_walk_lists_a_folder_again_only_when_its_mtime_changes(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "events.out.tfevents.1.host").write_bytes(_scalar_record(0, 1.0))
+    past = time.time() - 60
+    for folder in (tmp_path, tmp_path / "a"):
+        os.utime(folder, (past, past))
+    reader = tf.summary.read_logdir(str(tmp_path))
+    listed = reader._listings[str(tmp_path / "a")]
+    reader.reload()
+    assert reader._listings[str(tmp_path / "a")] is listed  # reused, not listed again
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "events.out.tfevents.1.host").write_bytes(_scalar_record(0, 1.0))
+    reader.reload()
+    assert reader.runs() == ["a", "b"]
+
+
+def test_event_files_linking_outside_the_root_are_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "events.out.tfevents.1.host").write_bytes(_scalar_record(0, 1.0))
+    root = tmp_path / "root"
+    (root / "run").mkdir(parents=True)
+    (root / "run" / "events.out.tfevents.1.host").symlink_to(outside / "events.out.tfevents.1.host")
+    reader = LogReader(str(root), root=str(root))
+    reader.reload()
+    assert reader.runs() == [] and reader.refused("run") == ["events.out.tfevents.1.host"]
+    unbounded = tf.summary.read_logdir(str(root))  # without a root, a link is just a file
+    assert unbounded.runs() == ["run"]
 
 
 def test_close_reopen_and_background_flush(tmp_path):

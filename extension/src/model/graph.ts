@@ -5,9 +5,12 @@
  *
  *   parseGraphDef     GraphDef JSON -> ops and edges (data and ^control inputs)
  *   buildHierarchy    name scopes -> a tree of groups ("a/b/c" lives in groups "a" and "a/b");
- *                     a scope with more than MAX_CHILDREN ops is split into synthetic groups of
- *                     consecutive names, so no layout ever sees thousands of siblings
- *   extractBookkeeping  rules -> ops set aside (high degree, op types, name patterns)
+ *                     an op named like a scope goes into it; a scope with more than
+ *                     MAX_CHILDREN ops is split into synthetic groups of consecutive names, so
+ *                     no layout ever sees thousands of siblings
+ *   groupSeries       sibling groups cell_0 … cell_99 of one structure -> one series cell_[0-99]
+ *   extractBookkeeping  rules -> ops set aside as auxiliary (TensorBoard's "auxiliary nodes"):
+ *                     initializers, savers, summaries, gradients, optimizer updates, high degree
  *   groupSignatures   groups of identical structure share a signature
  *   collapse          the expanded groups -> the visible graph (items, edges, parents)
  *   searchOps         ops whose name or type matches a query
@@ -101,6 +104,8 @@ export interface Group {
   size: number;
   /** True for a group that splits a scope with too many ops (not a name scope). */
   synthetic?: boolean;
+  /** For a series group: how many members (groups of one structure, numbered). */
+  series?: number;
 }
 
 /** Most children one group shows; larger scopes are split into synthetic groups. */
@@ -130,8 +135,14 @@ export function buildHierarchy(graph: Graph, maxChildren = MAX_CHILDREN): Map<st
   };
   ensure('');
   for (const op of graph.ops.values()) {
-    ensure(op.scope).ops.push(op.name);
-    op.group = op.scope;
+    ensure(op.scope);
+  }
+  for (const op of graph.ops.values()) {
+    // an op named like a scope (variable "W" beside "W/Assign", "W/read") lives in that
+    // group, as TensorBoard draws it: never "W" and "⊞ W" side by side
+    const home = groups.has(op.name) ? op.name : op.scope;
+    groups.get(home)!.ops.push(op.name);
+    op.group = home;
   }
   for (const g of [...groups.values()]) {
     if (g.ops.length + g.groups.length > maxChildren) {
@@ -182,24 +193,67 @@ export interface BookkeepingRules {
   opTypes: string[];
   /** Regular expressions over op names (e.g. "^save/", "global_step"). */
   namePatterns: string[];
+  /** Set aside training and checkpointing machinery (AUXILIARY_SCOPES, AUXILIARY_TYPES). */
+  auxiliary: boolean;
 }
+
+/**
+ * Top-level scopes that are machinery rather than model: gradients, optimizer updates, savers,
+ * initializers and summaries. TensorBoard moves these into its "auxiliary nodes" area.
+ */
+export const AUXILIARY_SCOPES = [
+  'gradients(_\\d+)?',
+  'save(_\\d+)?',
+  'init(_\\d+)?',
+  'init_all_tables',
+  'report_uninitialized_variables(_\\d+)?',
+  'summaries',
+  'train',
+  '(Adagrad|Adam|Adadelta|Ftrl|GradientDescent|Momentum|RMSProp|ProximalAdagrad|ProximalGradientDescent)(_\\d+)?',
+  'global_step'
+];
+
+/** Op types that are machinery wherever they are: summaries and no-op groupings. */
+export const AUXILIARY_TYPES = [
+  'ScalarSummary',
+  'HistogramSummary',
+  'ImageSummary',
+  'AudioSummary',
+  'TensorSummary',
+  'TensorSummaryV2',
+  'MergeSummary',
+  'SaveV2',
+  'RestoreV2',
+  'MergeV2Checkpoints'
+];
 
 export const DEFAULT_BOOKKEEPING: BookkeepingRules = {
   maxDegree: 25,
   opTypes: [],
-  namePatterns: []
+  namePatterns: [],
+  auxiliary: true
 };
 
 export function normalizeRules(rules: Partial<BookkeepingRules> | undefined): BookkeepingRules {
   return {
     maxDegree: rules?.maxDegree ?? DEFAULT_BOOKKEEPING.maxDegree,
     opTypes: rules?.opTypes ?? DEFAULT_BOOKKEEPING.opTypes,
-    namePatterns: rules?.namePatterns ?? DEFAULT_BOOKKEEPING.namePatterns
+    namePatterns: rules?.namePatterns ?? DEFAULT_BOOKKEEPING.namePatterns,
+    auxiliary: rules?.auxiliary ?? DEFAULT_BOOKKEEPING.auxiliary
   };
 }
 
-/** The ops that the rules set aside as bookkeeping (TensorBoard's "auxiliary nodes"). */
-export function extractBookkeeping(graph: Graph, rules: BookkeepingRules): Set<string> {
+const AUXILIARY_SCOPE = new RegExp(`^(${AUXILIARY_SCOPES.join('|')})(/|$)`);
+
+/**
+ * The ops that the rules set aside as auxiliary. `keep` names ops and scopes the user put back
+ * into the graph (toggled per node); everything at or below them stays.
+ */
+export function extractBookkeeping(
+  graph: Graph,
+  rules: BookkeepingRules,
+  keep: ReadonlySet<string> = new Set()
+): Set<string> {
   const degree = new Map<string, number>();
   for (const e of graph.edges) {
     degree.set(e.src, (degree.get(e.src) ?? 0) + 1);
@@ -207,17 +261,62 @@ export function extractBookkeeping(graph: Graph, rules: BookkeepingRules): Set<s
   }
   const patterns = rules.namePatterns.map(p => new RegExp(p));
   const types = new Set(rules.opTypes);
+  const auxTypes = new Set(AUXILIARY_TYPES);
+  const kept = (name: string): boolean => {
+    for (let p = name; p; p = scopeOf(p)) {
+      if (keep.has(p)) {
+        return true;
+      }
+    }
+    return false;
+  };
   const aside = new Set<string>();
   for (const op of graph.ops.values()) {
+    if (kept(op.name)) {
+      continue;
+    }
     if (
       (rules.maxDegree > 0 && (degree.get(op.name) ?? 0) > rules.maxDegree) ||
       types.has(op.op) ||
-      patterns.some(p => p.test(op.name))
+      patterns.some(p => p.test(op.name)) ||
+      (rules.auxiliary && (AUXILIARY_SCOPE.test(op.name) || auxTypes.has(op.op)))
     ) {
       aside.add(op.name);
     }
   }
   return aside;
+}
+
+/**
+ * Where each aside op is listed: the outermost group holding only aside ops (so `gradients`
+ * with its 60 ops is one entry, as in TensorBoard), or the op itself.
+ */
+export function asideHomes(graph: Graph, groups: Map<string, Group>, aside: ReadonlySet<string>): Map<string, string> {
+  const all = new Map<string, boolean>();
+  const allAside = (path: string): boolean => {
+    let known = all.get(path);
+    if (known === undefined) {
+      const g = groups.get(path)!;
+      known = g.ops.every(o => aside.has(o)) && g.groups.every(allAside);
+      all.set(path, known);
+    }
+    return known;
+  };
+  const homes = new Map<string, string>();
+  for (const name of aside) {
+    const op = graph.ops.get(name);
+    if (!op) {
+      continue;
+    }
+    let home = name;
+    for (let p = op.group; p !== ''; p = groups.get(p)?.parent ?? '') {
+      if (!groups.get(p)?.synthetic && allAside(p)) {
+        home = p;
+      }
+    }
+    homes.set(name, home);
+  }
+  return homes;
 }
 
 /**
@@ -291,6 +390,68 @@ function hashString(s: string): string {
   return (h1 >>> 0).toString(16) + (h2 >>> 0).toString(16);
 }
 
+/**
+ * Series: sibling groups named `name_0 … name_N` (or `name`, `name_1`, … ) that share one
+ * structure are folded into one group `name_[0-N]`, as TensorBoard draws a 100-step RNN's cells
+ * as one node. Members keep their paths; only their parent changes. Returns the series paths.
+ */
+export function groupSeries(
+  groups: Map<string, Group>,
+  signatures: Map<string, string>,
+  minMembers = 3
+): string[] {
+  const made: string[] = [];
+  for (const parent of [...groups.values()]) {
+    const buckets = new Map<string, { index: number; path: string }[]>();
+    for (const child of parent.groups) {
+      const g = groups.get(child)!;
+      if (g.synthetic || g.series) {
+        continue;
+      }
+      const m = /^(.*?)_?(\d+)$/.exec(lastComponent(child));
+      const [base, index] = m ? [m[1], Number(m[2])] : [lastComponent(child), 0];
+      const key = `${base}\u0000${signatures.get(child)}`;
+      const list = buckets.get(key) ?? [];
+      list.push({ index, path: child });
+      buckets.set(key, list);
+    }
+    for (const [key, members] of buckets) {
+      if (members.length < minMembers) {
+        continue;
+      }
+      members.sort((a, b) => a.index - b.index);
+      const base = key.slice(0, key.indexOf('\u0000'));
+      const first = members[0];
+      const separator = lastComponent(first.path) === base ? '_' : lastComponent(first.path).slice(base.length, -String(first.index).length) || '';
+      const label = `${base}${separator}[${first.index}-${members[members.length - 1].index}]`;
+      const path = parent.path ? `${parent.path}/${label}` : label;
+      if (groups.has(path)) {
+        continue;
+      }
+      const inSeries = new Set(members.map(x => x.path));
+      const series: Group = {
+        path,
+        parent: parent.path,
+        groups: members.map(x => x.path),
+        ops: [],
+        size: members.reduce((n, x) => n + groups.get(x.path)!.size, 0),
+        synthetic: true,
+        series: members.length
+      };
+      groups.set(path, series);
+      for (const x of members) {
+        groups.get(x.path)!.parent = path;
+      }
+      const at = parent.groups.findIndex(c => inSeries.has(c));
+      parent.groups = parent.groups.filter(c => !inSeries.has(c));
+      parent.groups.splice(at, 0, path);
+      signatures.set(path, `series:${signatures.get(first.path)}`);
+      made.push(path);
+    }
+  }
+  return made;
+}
+
 export type ItemKind = 'op' | 'group';
 
 export interface VisibleItem {
@@ -315,11 +476,32 @@ export interface VisibleEdge {
   control: boolean;
 }
 
+/** One entry of the auxiliary area: an aside op, or a group whose ops are all aside. */
+export interface AsideEntry {
+  name: string;
+  /** The op's type, or "group" for a group. */
+  op: string;
+  /** How many ops it stands for. */
+  ops: number;
+  /** How many edges it has to the drawn graph. */
+  degree: number;
+}
+
+/** Small marks on a drawn node for its edges to the auxiliary area (TensorBoard's stubs). */
+export interface Stubs {
+  /** Auxiliary entries feeding the node. */
+  in: string[];
+  /** Auxiliary entries the node feeds. */
+  out: string[];
+}
+
 export interface VisibleGraph {
   items: VisibleItem[];
   edges: VisibleEdge[];
-  /** Bookkeeping ops set aside, with how many edges each had to the main graph. */
-  aside: { name: string; op: string; degree: number }[];
+  /** The auxiliary area: aside ops folded into their outermost all-aside group. */
+  aside: AsideEntry[];
+  /** Stubs by item id. */
+  stubs: Map<string, Stubs>;
 }
 
 export const groupId = (path: string): string => `group:${path}`;
@@ -368,14 +550,35 @@ export function collapse(
     }
   };
   walk('', '');
+  const homes = asideHomes(graph, groups, aside);
   const merged = new Map<string, VisibleEdge>();
-  const asideDegree = new Map<string, number>();
+  const entries = new Map<string, AsideEntry>();
+  for (const [name, home] of homes) {
+    const entry = entries.get(home) ?? { name: home, op: home === name ? graph.ops.get(name)!.op : 'group', ops: 0, degree: 0 };
+    entry.ops += 1;
+    entries.set(home, entry);
+  }
+  const stubs = new Map<string, Stubs>();
+  const stub = (id: string, side: 'in' | 'out', home: string): void => {
+    const s = stubs.get(id) ?? { in: [], out: [] };
+    if (!s[side].includes(home)) {
+      s[side].push(home);
+    }
+    stubs.set(id, s);
+  };
   for (const e of graph.edges) {
-    if (aside.has(e.src) || aside.has(e.dst)) {
-      for (const n of [e.src, e.dst]) {
-        if (aside.has(n)) {
-          asideDegree.set(n, (asideDegree.get(n) ?? 0) + 1);
-        }
+    const srcHome = homes.get(e.src);
+    const dstHome = homes.get(e.dst);
+    if (srcHome !== undefined || dstHome !== undefined) {
+      const a = representative.get(e.src);
+      const b = representative.get(e.dst);
+      if (srcHome !== undefined && b) {
+        entries.get(srcHome)!.degree += 1;
+        stub(b, 'in', srcHome);
+      }
+      if (dstHome !== undefined && a) {
+        entries.get(dstHome)!.degree += 1;
+        stub(a, 'out', dstHome);
       }
       continue;
     }
@@ -393,11 +596,8 @@ export function collapse(
       merged.set(key, { src: a, dst: b, count: 1, control: e.control });
     }
   }
-  const asideList = [...aside]
-    .filter(n => graph.ops.has(n))
-    .sort()
-    .map(n => ({ name: n, op: graph.ops.get(n)!.op, degree: asideDegree.get(n) ?? 0 }));
-  return { items, edges: [...merged.values()], aside: asideList };
+  const asideList = [...entries.values()].sort((x, y) => x.name.localeCompare(y.name));
+  return { items, edges: [...merged.values()], aside: asideList, stubs };
 }
 
 function countVisibleOps(groups: Map<string, Group>, path: string, aside: ReadonlySet<string>): number {

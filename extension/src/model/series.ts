@@ -182,6 +182,18 @@ export function toCsv(series: ScalarSeries[]): string {
 }
 
 /** Tags matching a filter: a regular expression, or a plain substring when it is not one. */
+/**
+ * The name a run goes by in legends: its folder, relative to the log directory; the log
+ * directory itself (run ".") is named after the directory's last component.
+ */
+export function runLabel(run: string, logdir = ''): string {
+  if (run !== '.' && run !== '') {
+    return run;
+  }
+  const parts = logdir.split(/[\\/]+/).filter(p => p && p !== '.');
+  return parts.length ? parts[parts.length - 1] : 'run';
+}
+
 export function filterTags(tags: string[], filter: string): string[] {
   if (!filter.trim()) {
     return tags;

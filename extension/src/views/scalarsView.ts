@@ -9,6 +9,7 @@ import {
   downsampleMinMax,
   extent,
   filterTags,
+  runLabel,
   smooth,
   ticks,
   toCsv,
@@ -30,6 +31,8 @@ export class ScalarsView {
   readonly node: HTMLElement;
   private series: ScalarSeries[] = [];
   private runs: string[] = [];
+  /** The log directory the runs are in: names run "." in legends. */
+  logdir = '';
   private smoothing = 0.6;
   private axis: XAxis = 'step';
   private logScale = false;
@@ -178,13 +181,15 @@ export class ScalarsView {
       const main = this.polyline(root, l.xs, l.smoothed, sx, sy, plotW, { class: 'nbflow-line', stroke: color });
       main.setAttribute('data-run', l.s.run);
       main.setAttribute('data-points', String(l.s.steps.length));
-      title(main, `${l.s.run}: ${l.s.steps.length} points, last ${formatNumber(l.s.values[l.s.values.length - 1] ?? NaN)}`);
+      title(main, `${runLabel(l.s.run, this.logdir)}: ${l.s.steps.length} points, last ${formatNumber(l.s.values[l.s.values.length - 1] ?? NaN)}`);
     }
     const legend = html('div', { class: 'nbflow-legend' }, box);
     for (const l of lines) {
       const item = html('span', { class: 'nbflow-legend-item' }, legend);
       html('span', { class: 'nbflow-swatch', style: `background:${colorFor(l.s.run, this.runs)}` }, item);
-      item.append(`${l.s.run} (${l.s.steps.length})`);
+      item.append(runLabel(l.s.run, this.logdir));
+      item.setAttribute('data-run', l.s.run);
+      title(item, `${l.s.steps.length} points`);
     }
     return box;
   }

@@ -136,7 +136,19 @@ class ClusterWidget(widgets.VBox):
         self.refresh_button.on_click(lambda _b: self.refresh())
         buttons = widgets.HBox([self.scale_up, self.scale_down, self.refresh_button])
         super().__init__([self.header, buttons, self.message, self.task_table, self.table])
+        self.handle.on_close(self.show_closed)
         self.refresh()
+
+    def show_closed(self) -> None:
+        """The cluster is gone: say so, keep the last tables greyed, and disable every button."""
+        self.state = {**self.state, "closed": True, "healthy": False}
+        self.scale_up.disabled = self.scale_down.disabled = self.refresh_button.disabled = True
+        target = html.escape(self.state.get("target") or self.state.get("scheduler") or "")
+        self.header.value = f"<b>cluster closed</b> {target}"
+        self.message.value = "closed: start a new one with <code>%dataflow_cluster</code>"
+        for table in (self.task_table, self.table):
+            if table.value and "opacity" not in table.value:
+                table.value = f"<div style='opacity:0.5'>{table.value}</div>"
 
     @property
     def target_workers(self) -> int:
@@ -145,6 +157,9 @@ class ClusterWidget(widgets.VBox):
     def scale_by(self, delta: int) -> list[str]:
         """Scale the Dask workers by ``delta`` (never below one while there are tasks), then
         recreate lost tasks and refresh. Returns the tasks recreated."""
+        if self.handle.closed:
+            self.show_closed()
+            return []
         floor = 1 if self.handle.tasks() else 0
         n = max(floor, self.target_workers + delta)
         try:
@@ -158,7 +173,10 @@ class ClusterWidget(widgets.VBox):
         return recreated
 
     def refresh(self) -> dict[str, Any]:
-        self.state = cluster_state(self.handle)
+        if self.handle.closed:
+            self.show_closed()
+            return self.state
+        self.state = {**cluster_state(self.handle), "closed": False}
         self.header.value = render_header(self.state)
         self.task_table.value = render_tasks(self.state)
         self.table.value = render_workers(self.state)

@@ -6,8 +6,9 @@ logs of a log directory, tailed incrementally, or a ``MemorySource``) and sends 
 to the page. Scalars are drawn by the nbflow Board's own chart view (``ScalarsWidget``:
 smoothing, step / relative / wall-time axes, log scale, tag filter, CSV, as in the JupyterLab
 panel); histograms over time stream into Bokeh ``ColumnDataSource``s that ``BokehModel``
-widgets forward to the page; images get a step slider. The Stop button stops polling and the
-attached ``TrainingRun``.
+widgets forward to the page; images get a step slider. There is one Stop button: with a
+``TrainingRun`` attached it is the run's (beside Pause; it stops the run, and polling ends with
+it), otherwise it stops polling.
 """
 
 from __future__ import annotations
@@ -54,14 +55,16 @@ class SummaryDashboard(widgets.VBox):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.polls = 0
-        self.stop_button.on_click(lambda _b: self.stop())
-        controls = widgets.HBox([self.stop_button, self.status])
-        children = [controls, self.scalars, self.histogram_box, self.image_box]
-        if run is not None:
+        if run is not None:  # one Stop: the run's controls, which also end the polling
             from nbflow.notebook.widgets.controls import RunControls
 
-            children.insert(1, RunControls(run))
-        super().__init__(children)
+            run_controls = RunControls(run)
+            self.stop_button = run_controls.stop_button
+            controls = widgets.HBox([run_controls, self.status])
+        else:
+            self.stop_button.on_click(lambda _b: self.stop())
+            controls = widgets.HBox([self.stop_button, self.status])
+        super().__init__([controls, self.scalars, self.histogram_box, self.image_box])
         self.poll()
         if start:
             self.start()
@@ -91,6 +94,7 @@ class SummaryDashboard(widgets.VBox):
         self._stop.set()
         if self.training is not None:
             self.training.stop()
+        self.stop_button.disabled = True
         self.status.value = "stopped"
 
     @property

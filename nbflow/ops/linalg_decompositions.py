@@ -1,0 +1,757 @@
+"""Matrix decompositions and solvers over batches of matrices (the last two axes).
+
+Ops, with TensorFlow's type names: ``Cholesky``, ``MatrixTriangularSolve``, ``MatrixSolve``,
+``Qr``, ``Svd``, ``SelfAdjointEigV2``, ``LogMatrixDeterminant``, ``MatrixExponential`` and
+``MatrixLogarithm``. Kernels call ``xp.linalg`` (NumPy or CuPy), batched over leading axes.
+
+Gradients are TensorFlow's (``linalg_grad.py``), written with nbflow ops, with one convention
+made explicit: a kernel that reads one triangle of its input (Cholesky and the self-adjoint
+eigensolver read the lower one, a triangular solve the triangle it is told) has a gradient that
+lives in that triangle, the derivative of what the kernel computes. TensorFlow's eigensolver
+gradient already has this form; TensorFlow's Cholesky gradient is the symmetric matrix
+``(G + G^H) / 2`` instead. Both give the same chain-rule result for a symmetric input built
+from other tensors (``A = X X^T``); they differ only when ``A`` itself is differentiated.
+
+The composites ``cholesky_solve``, ``lstsq`` (normal equations through Cholesky, TensorFlow's
+``fast`` path), ``logdet``, ``slogdet``, ``pinv`` and ``norm`` are built from these ops, so their
+gradients follow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from nbflow.framework import dtypes
+from nbflow.framework import ops as ops_lib
+from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
+from nbflow.framework.tensor_shape import Dimension, TensorShape
+from nbflow.ops import array_ops, math_ops
+from nbflow.ops.linalg_ops import matmul, matrix_inverse
+from nbflow.ops.linalg_structure import (
+    band_part,
+    matrix_diag,
+    matrix_diag_part,
+    matrix_set_diag,
+)
+from nbflow.ops.math_binary import _INEXACT, _check_dtype, _create
+
+Tensor = ops_lib.Tensor
+
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_SPD_BATCH = np.stack([_SPD, np.diag([1.0, 2.0, 3.0]) + 0.1])
+_LOWER = np.array([[2.0, 0.0, 0.0], [0.5, 1.5, 0.0], [-0.3, 0.2, 1.2]])
+_SQUARE = np.array([[2.0, 0.5, 0.1], [0.3, 3.0, 0.2], [0.1, 0.4, 1.5]])
+_TALL = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.7], [2.0, 1.5]])
+_WIDE = _TALL.T.copy()
+
+
+def _square(op_type: str, x: TensorSpec, name: str = "input") -> TensorShape:
+    _check_dtype(op_type, name, x, _INEXACT)
+    shape = x.shape.with_rank_at_least(2)
+    if shape.dims is not None and not shape.dims[-1].is_compatible_with(shape.dims[-2]):
+        raise ValueError(f"{op_type}: '{name}' must hold square matrices, got shape {shape}")
+    return shape
+
+
+def _xp_adjoint(xp: Any, x: Any) -> Any:
+    t = xp.swapaxes(x, -1, -2)
+    return t.conj() if t.dtype.kind == "c" else t
+
+
+def adjoint(matrix: Any, name: str | None = None) -> Tensor:
+    """The conjugate transpose of each matrix in the last two axes."""
+    with ops_lib.name_scope(name, "adjoint", [matrix]):
+        return matrix_transpose(matrix, conjugate=True)
+
+
+def matrix_transpose(a: Any, name: str = "matrix_transpose", conjugate: bool = False) -> Tensor:
+    """Each matrix in the last two axes transposed (conjugated too with ``conjugate``).
+
+    >>> import nbflow as tf
+    >>> tf.linalg.matrix_transpose(tf.zeros([2, 3, 4])).shape
+    TensorShape([2, 4, 3])
+    """
+    with ops_lib.name_scope(name, "matrix_transpose", [a]):
+        a = ops_lib.convert_to_tensor(a, name="a")
+        ndims = a.shape.ndims
+        if ndims is not None:
+            if ndims < 2:
+                raise ValueError(f"matrix_transpose needs rank >= 2, got shape {a.shape}")
+            perm: Any = list(range(ndims - 2)) + [ndims - 1, ndims - 2]
+        else:
+            r = array_ops.rank(a)
+            perm = array_ops.concat(
+                [math_ops.range(r - 2), array_ops.stack([r - 1, r - 2])], 0, name="perm"
+            )
+        return array_ops.transpose(a, perm, conjugate=conjugate)
+
+
+def _halve_diag_of_lower(full: Tensor) -> Tensor:
+    """``G + G^H`` kept below the diagonal, ``G``'s own diagonal on it: the gradient of a
+    kernel that reads only the lower triangle, given the symmetric-perturbation gradient ``G``."""
+    both = full + adjoint(full)
+    lower = band_part(both, -1, 0)
+    return matrix_set_diag(lower, 0.5 * matrix_diag_part(lower))
+
+
+# --- Cholesky and triangular solves -------------------------------------------------------------
+class Cholesky(OpDef):
+    """The lower Cholesky factor ``L`` (``A = L L^H``) of each matrix; reads the lower triangle."""
+
+    inputs = ("input",)
+    cost = "expensive"
+    samples = [Sample(input=_SPD), Sample(input=_SPD_BATCH)]
+
+    def infer(self, input: TensorSpec) -> TensorSpec:
+        return TensorSpec(_square(self.type, input), input.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, input: Any) -> Any:
+        try:
+            return ctx.xp.linalg.cholesky(input)
+        except np.linalg.LinAlgError as e:
+            raise ValueError(f"Cholesky decomposition was not successful: {e}") from None
+
+    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
+        # TensorFlow's: P = L^-H Φ(L^H G) L^-1, Φ taking the lower triangle, diagonal halved.
+        chol = op.outputs[0]
+        middle = matmul(chol, grad, adjoint_a=True)
+        middle = band_part(matrix_set_diag(middle, 0.5 * matrix_diag_part(middle)), -1, 0)
+        identity = _identity_like(chol)
+        chol_inverse = matrix_triangular_solve(chol, identity, lower=True)
+        p = matmul(matmul(chol_inverse, middle, adjoint_a=True), chol_inverse)
+        return [_halve_diag_of_lower(p)]
+
+
+def _identity_like(matrices: Tensor) -> Tensor:
+    """Identity matrices of ``matrices``' shape and dtype (square, any batch)."""
+    return matrix_set_diag(
+        array_ops.zeros_like(matrices), array_ops.ones_like(matrix_diag_part(matrices))
+    )
+
+
+def cholesky(input: Any, name: str | None = None) -> Tensor:
+    """The lower Cholesky factor of each symmetric positive definite matrix.
+
+    >>> import nbflow as tf
+    >>> tf.Session().run(tf.linalg.cholesky([[4.0, 2.0], [2.0, 5.0]])).tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+    """
+    return _create("Cholesky", [ops_lib.convert_to_tensor(input, name="input")], name=name)
+
+
+class MatrixTriangularSolve(OpDef):
+    """``X`` with ``A X = B`` for triangular ``A`` (only the triangle ``lower`` names is read)."""
+
+    inputs = ("matrix", "rhs")
+    attrs = {"lower": True, "adjoint": False}
+    cost = "expensive"
+    samples = [
+        Sample(matrix=_LOWER, rhs=(3, 2)),
+        Sample(matrix=_LOWER.T.copy(), rhs=(3, 1), lower=False),
+        Sample(matrix=_LOWER, rhs=(3, 2), adjoint=True),
+        Sample(matrix=np.stack([_LOWER, _LOWER * 2]), rhs=(2, 3, 2), lower=False, adjoint=True),
+    ]
+
+    def infer(self, matrix: TensorSpec, rhs: TensorSpec, lower: bool, adjoint: bool):
+        return _solve_spec(self.type, matrix, rhs)
+
+    def compute(self, ctx: KernelContext, matrix: Any, rhs: Any, lower: bool, adjoint: bool):
+        xp = ctx.xp
+        a = xp.tril(matrix) if lower else xp.triu(matrix)
+        return _xp_solve(xp, _xp_adjoint(xp, a) if adjoint else a, rhs)
+
+    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
+        a, c = op.inputs[0], op.outputs[0]
+        lower, adj = op.get_attr("lower"), op.get_attr("adjoint")
+        grad_b = matrix_triangular_solve(a, grad, lower=lower, adjoint=not adj)
+        if adj:
+            grad_a = -matmul(c, grad_b, adjoint_b=True)
+        else:
+            grad_a = -matmul(grad_b, c, adjoint_b=True)
+        grad_a = band_part(grad_a, -1, 0) if lower else band_part(grad_a, 0, -1)
+        return [grad_a, grad_b]
+
+
+def _solve_spec(op_type: str, matrix: TensorSpec, rhs: TensorSpec) -> TensorSpec:
+    shape = _square(op_type, matrix, "matrix")
+    if matrix.dtype.base_dtype is not rhs.dtype.base_dtype:
+        raise TypeError(f"{op_type}: matrix is {matrix.dtype.name} but rhs is {rhs.dtype.name}")
+    rhs_shape = rhs.shape.with_rank_at_least(2)
+    if shape.dims is not None and rhs_shape.dims is not None:
+        if not shape.dims[-1].is_compatible_with(rhs_shape.dims[-2]):
+            raise ValueError(
+                f"{op_type}: matrix {shape} and rhs {rhs_shape} differ in their number of rows"
+            )
+    return TensorSpec(rhs_shape, rhs.dtype.base_dtype)
+
+
+def _xp_solve(xp: Any, a: Any, b: Any) -> Any:
+    try:
+        return xp.linalg.solve(a, b)
+    except np.linalg.LinAlgError as e:
+        raise ValueError(f"Input matrix is not invertible: {e}") from None
+
+
+def matrix_triangular_solve(
+    matrix: Any, rhs: Any, lower: bool = True, adjoint: bool = False, name: str | None = None
+) -> Tensor:
+    """Solve ``matrix X = rhs`` (or ``matrix^H X = rhs``) for triangular ``matrix``."""
+    a = ops_lib.convert_to_tensor(matrix, name="matrix")
+    b = ops_lib.convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
+    attrs = {"lower": bool(lower), "adjoint": bool(adjoint)}
+    return _create("MatrixTriangularSolve", [a, b], attrs, name=name)
+
+
+class MatrixSolve(OpDef):
+    """``X`` with ``A X = B`` (or ``A^H X = B``) for square invertible ``A``."""
+
+    inputs = ("matrix", "rhs")
+    attrs = {"adjoint": False}
+    cost = "expensive"
+    samples = [
+        Sample(matrix=_SQUARE, rhs=(3, 2)),
+        Sample(matrix=_SQUARE, rhs=(3, 1), adjoint=True),
+        Sample(matrix=np.stack([_SQUARE, _SPD]), rhs=(2, 3, 2)),
+    ]
+
+    def infer(self, matrix: TensorSpec, rhs: TensorSpec, adjoint: bool) -> TensorSpec:
+        return _solve_spec(self.type, matrix, rhs)
+
+    def compute(self, ctx: KernelContext, matrix: Any, rhs: Any, adjoint: bool) -> Any:
+        xp = ctx.xp
+        return _xp_solve(xp, _xp_adjoint(xp, matrix) if adjoint else matrix, rhs)
+
+    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
+        a, c = op.inputs[0], op.outputs[0]
+        adj = op.get_attr("adjoint")
+        grad_b = matrix_solve(a, grad, adjoint=not adj)
+        if adj:
+            return [-matmul(c, grad_b, adjoint_b=True), grad_b]
+        return [-matmul(grad_b, c, adjoint_b=True), grad_b]
+
+
+def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None = None) -> Tensor:
+    """Solve ``matrix X = rhs`` for each square matrix in the batch.
+
+    >>> import nbflow as tf
+    >>> tf.Session().run(tf.linalg.solve([[2.0, 0.0], [0.0, 4.0]], [[2.0], [2.0]])).tolist()
+    [[1.0], [0.5]]
+    """
+    a = ops_lib.convert_to_tensor(matrix, name="matrix")
+    b = ops_lib.convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
+    return _create("MatrixSolve", [a, b], {"adjoint": bool(adjoint)}, name=name)
+
+
+def cholesky_solve(chol: Any, rhs: Any, name: str | None = None) -> Tensor:
+    """Solve ``A X = rhs`` given ``chol``, the Cholesky factor of ``A``."""
+    with ops_lib.name_scope(name, "cholesky_solve", [chol, rhs]):
+        y = matrix_triangular_solve(chol, rhs, lower=True, adjoint=False)
+        return matrix_triangular_solve(chol, y, lower=True, adjoint=True)
+
+
+def lstsq(
+    matrix: Any,
+    rhs: Any,
+    l2_regularizer: Any = 0.0,
+    fast: bool = True,
+    name: str | None = None,
+) -> Tensor:
+    """Least-squares solutions of ``matrix X = rhs`` (regularized by ``l2_regularizer``).
+
+    Solves the normal equations through a Cholesky factorization, TensorFlow's ``fast`` path
+    (``fast=False``, the complete orthogonal decomposition, is not implemented).
+    """
+    if not fast:
+        raise NotImplementedError("lstsq(fast=False) is not implemented in nbflow; use fast=True")
+    with ops_lib.name_scope(name, "matrix_solve_ls", [matrix, rhs, l2_regularizer]):
+        a = ops_lib.convert_to_tensor(matrix, name="matrix")
+        b = ops_lib.convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
+        l2 = ops_lib.convert_to_tensor(l2_regularizer, dtype=a.dtype.base_dtype, name="l2")
+        dims = a.shape.dims
+        if dims is None or dims[-1].value is None or dims[-2].value is None:
+            raise ValueError(f"lstsq needs static matrix dimensions, got shape {a.shape}")
+        m, n = dims[-2].value, dims[-1].value
+        if m >= n:  # overdetermined: (A^H A + l2 I) X = A^H B
+            gram = matmul(a, a, adjoint_a=True)
+            chol = cholesky(gram + l2 * _identity_like(gram))
+            return cholesky_solve(chol, matmul(a, b, adjoint_a=True))
+        gram = matmul(a, a, adjoint_b=True)  # underdetermined: X = A^H (A A^H + l2 I)^-1 B
+        chol = cholesky(gram + l2 * _identity_like(gram))
+        return matmul(a, cholesky_solve(chol, b), adjoint_a=True)
+
+
+# --- QR, SVD, eigendecomposition ----------------------------------------------------------------
+class Qr(OpDef):
+    """``Q, R`` with ``A = Q R``: orthonormal columns and upper triangular ``R``."""
+
+    inputs = ("input",)
+    attrs = {"full_matrices": False}
+    num_outputs = 2
+    cost = "expensive"
+    samples = [
+        Sample(input=_SQUARE),
+        Sample(input=_TALL),
+        Sample(input=np.stack([_TALL, _TALL[::-1]])),
+    ]  # full_matrices=True and wide inputs have no gradient (as TensorFlow's): see the tests
+
+    def infer(self, input: TensorSpec, full_matrices: bool) -> list[TensorSpec]:
+        _check_dtype(self.type, "input", input, _INEXACT)
+        shape = input.shape.with_rank_at_least(2)
+        dtype = input.dtype.base_dtype
+        if shape.dims is None:
+            return [TensorSpec(TensorShape(None), dtype), TensorSpec(TensorShape(None), dtype)]
+        batch, (m, n) = shape.dims[:-2], shape.dims[-2:]
+        k = m if full_matrices else _min_dim(m, n)
+        return [TensorSpec(batch + [m, k], dtype), TensorSpec(batch + [k, n], dtype)]
+
+    def compute(self, ctx: KernelContext, input: Any, full_matrices: bool) -> Any:
+        q, r = ctx.xp.linalg.qr(input, mode="complete" if full_matrices else "reduced")
+        return q, r
+
+    def gradient(self, op: ops_lib.Operation, dq: Tensor, dr: Tensor) -> list:
+        a = op.inputs[0]
+        q, r = op.outputs
+        dims = a.shape.dims
+        if op.get_attr("full_matrices") or dims is None or dims[-2].value is None:
+            raise NotImplementedError(
+                f"QR gradient of '{op.name}' needs full_matrices=False and static dimensions"
+            )
+        if dims[-1].value is None or dims[-2].value < dims[-1].value:
+            raise NotImplementedError(
+                f"QR gradient of '{op.name}' needs rows >= columns, got shape {a.shape}"
+            )
+        qdq = matmul(q, dq, adjoint_a=True)
+        rdr = matmul(r, dr, adjoint_b=True)
+        tril = band_part(qdq - adjoint(qdq) + rdr - adjoint(rdr), -1, 0)
+
+        def solve_right(x: Tensor) -> Tensor:  # x R^-H, written as (R^-1 x^H)^H
+            return adjoint(matrix_triangular_solve(r, adjoint(x), lower=False, adjoint=False))
+
+        grad_a = matmul(q, dr + solve_right(tril))
+        grad_b = solve_right(dq - matmul(q, qdq))
+        return [grad_a + grad_b]
+
+
+def _min_dim(m: Dimension, n: Dimension) -> Dimension:
+    if m.value is None or n.value is None:
+        return Dimension(None)
+    return Dimension(min(m.value, n.value))
+
+
+def qr(input: Any, full_matrices: bool = False, name: str | None = None) -> tuple[Tensor, Tensor]:
+    """``(q, r)`` with ``input = q @ r`` for each matrix.
+
+    >>> import nbflow as tf
+    >>> q, r = tf.linalg.qr(tf.ones([4, 2]))
+    >>> q.shape, r.shape
+    (TensorShape([4, 2]), TensorShape([2, 2]))
+    """
+    x = ops_lib.convert_to_tensor(input, name="input")
+    op = ops_lib.get_default_graph().create_op(
+        "Qr", [x], {"full_matrices": bool(full_matrices)}, name=name
+    )
+    return op.outputs[0], op.outputs[1]
+
+
+class Svd(OpDef):
+    """Singular values ``s`` (descending) and, with ``compute_uv``, ``u`` and ``v``
+    (``A = u diag(s) v^H``); without it ``u`` and ``v`` are empty."""
+
+    inputs = ("input",)
+    attrs = {"compute_uv": True, "full_matrices": False}
+    num_outputs = 3
+    cost = "expensive"
+    samples = [
+        Sample(input=_SQUARE),
+        Sample(input=_TALL),
+        Sample(input=_WIDE),
+        Sample(input=np.stack([_TALL, _TALL * [[1.0, 0.5]]])),
+        Sample(input=_TALL, compute_uv=False),
+    ]  # full_matrices=True has no gradient (as TensorFlow's): see the tests
+
+    def infer(self, input: TensorSpec, compute_uv: bool, full_matrices: bool) -> list:
+        _check_dtype(self.type, "input", input, _INEXACT)
+        shape = input.shape.with_rank_at_least(2)
+        dtype = input.dtype.base_dtype
+        real = dtype.real_dtype
+        if shape.dims is None:
+            return [TensorSpec(TensorShape(None), d) for d in (real, dtype, dtype)]
+        batch, (m, n) = shape.dims[:-2], shape.dims[-2:]
+        k = _min_dim(m, n)
+        s = TensorSpec(batch + [k], real)
+        if not compute_uv:
+            return [s, TensorSpec([0], dtype), TensorSpec([0], dtype)]
+        ku, kv = (m, n) if full_matrices else (k, k)
+        return [s, TensorSpec(batch + [m, ku], dtype), TensorSpec(batch + [n, kv], dtype)]
+
+    def compute(self, ctx: KernelContext, input: Any, compute_uv: bool, full_matrices: bool):
+        xp = ctx.xp
+        if not compute_uv:
+            empty = xp.zeros((0,), input.dtype)
+            return xp.linalg.svd(input, compute_uv=False), empty, empty
+        u, s, vh = xp.linalg.svd(input, full_matrices=full_matrices)
+        return s, u, _xp_adjoint(xp, vh)
+
+    def gradient(self, op: ops_lib.Operation, ds: Tensor, du: Tensor, dv: Tensor) -> list:
+        a = op.inputs[0]
+        s, u, v = op.outputs
+        if op.get_attr("full_matrices"):
+            raise NotImplementedError(
+                f"SVD gradient of '{op.name}' needs full_matrices=False (as TensorFlow's)"
+            )
+        if not op.get_attr("compute_uv"):
+            s, u, v = svd(a, compute_uv=True)
+            return [matmul(u * array_ops.expand_dims(ds, -2), v, adjoint_b=True)]
+        return [_svd_grad(a, s, u, v, ds, du, dv)]
+
+
+def _svd_grad(a, s, u, v, ds, du, dv) -> Tensor:
+    """The reduced SVD's gradient (Townsend 2016), for distinct nonzero singular values:
+
+    A_bar = U [ (F o (U^T dU - dU^T U)) S + diag(dS) + S (F o (V^T dV - dV^T V)) ] V^T
+            + (I - U U^T) dU S^-1 V^T + U S^-1 dV^T (I - V V^T),   F_ij = 1 / (s_j^2 - s_i^2).
+    """
+    s2 = math_ops.square(s)
+    diff = array_ops.expand_dims(s2, -2) - array_ops.expand_dims(s2, -1)  # [i, j] = s_j^2 - s_i^2
+    eye = _identity_like(diff)
+    f = (1.0 - eye) / (diff + eye)  # zeros on the diagonal
+    s_row = array_ops.expand_dims(s, -2)  # multiplies columns: X S
+    s_col = array_ops.expand_dims(s, -1)  # multiplies rows: S X
+    terms = matrix_diag(ds)
+    if du is not None:
+        utdu = matmul(u, du, adjoint_a=True)
+        terms += (f * (utdu - adjoint(utdu))) * s_row
+    if dv is not None:
+        vtdv = matmul(v, dv, adjoint_a=True)
+        terms += s_col * (f * (vtdv - adjoint(vtdv)))
+    grad = matmul(matmul(u, terms), v, adjoint_b=True)
+    if du is not None:
+        du_over_s = du / s_row
+        grad += matmul(
+            du_over_s - matmul(u, matmul(u, du_over_s, adjoint_a=True)), v, adjoint_b=True
+        )
+    if dv is not None:
+        dv_over_s = dv / s_row
+        proj = dv_over_s - matmul(v, matmul(v, dv_over_s, adjoint_a=True))
+        grad += matmul(u, proj, adjoint_b=True)
+    return grad
+
+
+def svd(
+    tensor: Any, full_matrices: bool = False, compute_uv: bool = True, name: str | None = None
+) -> Any:
+    """Singular values, and with ``compute_uv`` the vectors: ``s`` or ``(s, u, v)``.
+
+    >>> import nbflow as tf
+    >>> s = tf.linalg.svd([[3.0, 0.0], [0.0, 4.0]], compute_uv=False)
+    >>> tf.Session().run(s).tolist()
+    [4.0, 3.0]
+    """
+    x = ops_lib.convert_to_tensor(tensor, name="tensor")
+    attrs = {"compute_uv": bool(compute_uv), "full_matrices": bool(full_matrices)}
+    op = ops_lib.get_default_graph().create_op("Svd", [x], attrs, name=name)
+    s, u, v = op.outputs
+    return (s, u, v) if compute_uv else s
+
+
+class SelfAdjointEigV2(OpDef):
+    """Eigenvalues (ascending) and, with ``compute_v``, eigenvectors of self-adjoint matrices;
+    reads the lower triangle."""
+
+    inputs = ("input",)
+    attrs = {"compute_v": True}
+    num_outputs = 2
+    cost = "expensive"
+    samples = [Sample(input=_SPD), Sample(input=_SPD_BATCH), Sample(input=_SPD, compute_v=False)]
+
+    def infer(self, input: TensorSpec, compute_v: bool) -> list[TensorSpec]:
+        shape = _square(self.type, input)
+        dtype = input.dtype.base_dtype
+        real = dtype.real_dtype
+        if shape.dims is None:
+            return [TensorSpec(TensorShape(None), real), TensorSpec(TensorShape(None), dtype)]
+        e = TensorSpec(shape.dims[:-1], real)
+        return [e, TensorSpec(shape if compute_v else [0], dtype)]
+
+    def compute(self, ctx: KernelContext, input: Any, compute_v: bool) -> Any:
+        xp = ctx.xp
+        if not compute_v:
+            return xp.linalg.eigvalsh(input), xp.zeros((0,), input.dtype)
+        e, v = xp.linalg.eigh(input)
+        return e, v
+
+    def gradient(self, op: ops_lib.Operation, grad_e: Tensor, grad_v: Tensor) -> list:
+        a = op.inputs[0]
+        e, v = op.outputs
+        if not op.get_attr("compute_v"):
+            e, v = eigh(a)
+            grad_v = None
+        inner = matrix_diag(grad_e) if grad_e is not None else array_ops.zeros_like(a)
+        if grad_v is not None:
+            diff = array_ops.expand_dims(e, -2) - array_ops.expand_dims(e, -1)  # e_j - e_i
+            eye = _identity_like(diff)
+            f = (1.0 - eye) / (diff + eye)
+            inner += f * matmul(v, grad_v, adjoint_a=True)
+        full = matmul(v, matmul(inner, v, adjoint_b=True))
+        return [_halve_diag_of_lower(full)]
+
+
+def eigh(tensor: Any, name: str | None = None) -> tuple[Tensor, Tensor]:
+    """``(e, v)``: eigenvalues ascending and eigenvectors (columns) of self-adjoint matrices."""
+    x = ops_lib.convert_to_tensor(tensor, name="tensor")
+    op = ops_lib.get_default_graph().create_op(
+        "SelfAdjointEigV2", [x], {"compute_v": True}, name=name
+    )
+    return op.outputs[0], op.outputs[1]
+
+
+def eigvalsh(tensor: Any, name: str | None = None) -> Tensor:
+    """The eigenvalues (ascending) of self-adjoint matrices."""
+    x = ops_lib.convert_to_tensor(tensor, name="tensor")
+    op = ops_lib.get_default_graph().create_op(
+        "SelfAdjointEigV2", [x], {"compute_v": False}, name=name
+    )
+    return op.outputs[0]
+
+
+# --- determinants, exponential, logarithm -------------------------------------------------------
+class LogMatrixDeterminant(OpDef):
+    """``(sign, log|det|)`` of each square matrix."""
+
+    inputs = ("input",)
+    num_outputs = 2
+    cost = "expensive"
+    samples = [Sample(input=_SQUARE), Sample(input=np.stack([_SQUARE, -_SPD]))]
+
+    def infer(self, input: TensorSpec) -> list[TensorSpec]:
+        shape = _square(self.type, input)
+        batch = TensorShape(None) if shape.dims is None else TensorShape(shape.dims[:-2])
+        dtype = input.dtype.base_dtype
+        return [TensorSpec(batch, dtype), TensorSpec(batch, dtype)]
+
+    def compute(self, ctx: KernelContext, input: Any) -> Any:
+        sign, logdet = ctx.xp.linalg.slogdet(input)
+        return sign.astype(input.dtype), logdet.astype(input.dtype)
+
+    def gradient(self, op: ops_lib.Operation, _: Tensor, grad: Tensor) -> list:
+        a = op.inputs[0]
+        multipliers = array_ops.expand_dims(array_ops.expand_dims(grad, -1), -1)
+        return [multipliers * matrix_inverse(a, adjoint=True)]
+
+
+def slogdet(input: Any, name: str | None = None) -> tuple[Tensor, Tensor]:
+    """``(sign, log_abs_determinant)`` of each square matrix."""
+    x = ops_lib.convert_to_tensor(input, name="input")
+    op = ops_lib.get_default_graph().create_op("LogMatrixDeterminant", [x], {}, name=name)
+    return op.outputs[0], op.outputs[1]
+
+
+def logdet(matrix: Any, name: str | None = None) -> Tensor:
+    """``log(det(matrix))`` of Hermitian positive definite matrices, via Cholesky:
+    ``2 sum(log(diag(L)))``."""
+    with ops_lib.name_scope(name, "logdet", [matrix]):
+        chol = cholesky(matrix)
+        return 2.0 * math_ops.reduce_sum(
+            math_ops.log(math_ops.abs(matrix_diag_part(chol))), axis=[-1]
+        )
+
+
+class MatrixExponential(OpDef):
+    """``expm`` of each square matrix (SciPy's Pade approximant, on the host)."""
+
+    inputs = ("input",)
+    cost = "expensive"
+    cpu_only = True
+    samples = [Sample(input=_SQUARE * 0.5), Sample(input=np.stack([_SQUARE, -_LOWER]) * 0.3)]
+
+    def infer(self, input: TensorSpec) -> TensorSpec:
+        return TensorSpec(_square(self.type, input), input.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, input: Any) -> Any:
+        return _batched_host(input, scipy.linalg.expm)
+
+    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
+        # The Frechet derivative's adjoint: the upper-right block of expm([[A^H, G], [0, A^H]]).
+        a_h = adjoint(op.inputs[0])
+        top = array_ops.concat([a_h, grad], -1)
+        bottom = array_ops.concat([array_ops.zeros_like(a_h), a_h], -1)
+        block = matrix_exponential(array_ops.concat([top, bottom], -2))
+        n = array_ops.shape(a_h)[-1]
+        return [block[..., :n, n:]]
+
+
+def _batched_host(x: Any, fn: Any) -> np.ndarray:
+    x = np.asarray(x)
+    flat = x.reshape((-1,) + x.shape[-2:])
+    out = np.stack([fn(m) for m in flat]) if len(flat) else np.zeros(flat.shape, x.dtype)
+    return out.reshape(x.shape).astype(x.dtype, copy=False)
+
+
+def matrix_exponential(input: Any, name: str | None = None) -> Tensor:
+    """The matrix exponential of each square matrix.
+
+    >>> import nbflow as tf
+    >>> tf.Session().run(tf.linalg.expm([[0.0, 0.0], [0.0, 0.0]])).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    return _create("MatrixExponential", [ops_lib.convert_to_tensor(input)], name=name)
+
+
+class MatrixLogarithm(OpDef):
+    """The principal matrix logarithm of each complex square matrix (no gradient, as TF)."""
+
+    inputs = ("input",)
+    cost = "expensive"
+    cpu_only = True
+    differentiable = False
+    samples = [Sample(input=(_SPD + 0j).astype(np.complex128))]
+
+    def infer(self, input: TensorSpec) -> TensorSpec:
+        if not input.dtype.is_complex:
+            raise TypeError(f"MatrixLogarithm needs complex64 or complex128, got {input.dtype}")
+        return TensorSpec(_square(self.type, input), input.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, input: Any) -> Any:
+        return _batched_host(input, scipy.linalg.logm)
+
+
+def logm(input: Any, name: str | None = None) -> Tensor:
+    """The matrix logarithm of each complex square matrix."""
+    return _create("MatrixLogarithm", [ops_lib.convert_to_tensor(input)], name=name)
+
+
+# --- composites ---------------------------------------------------------------------------------
+def pinv(a: Any, rcond: Any = None, validate_args: bool = False, name: str | None = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse, from the SVD; singular values below
+    ``rcond * max(s)`` count as zero (default ``rcond``: ``10 * max(M, N) * eps``)."""
+    with ops_lib.name_scope(name, "pinv", [a, rcond]):
+        a = ops_lib.convert_to_tensor(a, name="a")
+        dims = a.shape.dims
+        if rcond is None:
+            if dims is None or dims[-1].value is None or dims[-2].value is None:
+                raise ValueError("pinv needs static matrix dimensions when rcond is None")
+            eps = np.finfo(a.dtype.base_dtype.np).eps
+            rcond = 10.0 * max(dims[-1].value, dims[-2].value) * eps
+        s, u, v = svd(a, full_matrices=False, compute_uv=True)
+        cutoff = rcond * math_ops.reduce_max(s, axis=-1, keepdims=True)
+        keep = math_ops.greater(s, cutoff)
+        safe = array_ops.where(keep, s, array_ops.ones_like(s))
+        s_inv = array_ops.where(keep, 1.0 / safe, array_ops.zeros_like(s))
+        return matmul(v * array_ops.expand_dims(s_inv, -2), u, adjoint_b=True)
+
+
+def matrix_rank(a: Any, tol: Any = None, validate_args: bool = False, name: str | None = None):
+    """The number of singular values above ``tol`` (default ``eps * max(M, N) * max(s)``)."""
+    with ops_lib.name_scope(name, "matrix_rank", [a, tol]):
+        a = ops_lib.convert_to_tensor(a, name="a")
+        s = svd(a, compute_uv=False)
+        if tol is None:
+            dims = a.shape.dims
+            if dims is None or dims[-1].value is None or dims[-2].value is None:
+                raise ValueError("matrix_rank needs static matrix dimensions when tol is None")
+            eps = float(np.finfo(a.dtype.base_dtype.np).eps)
+            tol = eps * max(dims[-1].value, dims[-2].value) * math_ops.reduce_max(s, -1, True)
+        return math_ops.reduce_sum(math_ops.cast(math_ops.greater(s, tol), dtypes.int64), -1)
+
+
+def matvec(
+    a: Any,
+    b: Any,
+    transpose_a: bool = False,
+    adjoint_a: bool = False,
+    a_is_sparse: bool = False,
+    b_is_sparse: bool = False,
+    name: str | None = None,
+) -> Tensor:
+    """The product of each matrix in ``a`` with the vector in ``b``'s last axis."""
+    with ops_lib.name_scope(name, "MatVec", [a, b]):
+        b = array_ops.expand_dims(b, -1)
+        product = matmul(a, b, transpose_a=transpose_a, adjoint_a=adjoint_a)
+        return array_ops.squeeze(product, [-1])
+
+
+def norm(
+    tensor: Any,
+    ord: Any = "euclidean",
+    axis: Any = None,
+    keepdims: bool | None = None,
+    name: str | None = None,
+    keep_dims: bool | None = None,
+) -> Tensor:
+    """Vector norms (``ord`` 'euclidean', 1, 2, inf or any p > 0) over ``axis``, or matrix
+    norms ('fro'/'euclidean', 1, 2, inf) over an ``axis`` pair.
+
+    >>> import nbflow as tf
+    >>> float(tf.Session().run(tf.norm([3.0, 4.0])))
+    5.0
+    """
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    is_matrix = isinstance(axis, (tuple, list)) and len(axis) == 2
+    if is_matrix:
+        if ord not in ("fro", "euclidean", 1, 2, np.inf):
+            raise ValueError(f"'ord' must be a supported matrix norm, got {ord!r}")
+    elif axis is not None and not isinstance(axis, int):
+        raise ValueError(f"'axis' must be None, an integer or a pair of integers, got {axis!r}")
+    elif not (ord in ("euclidean", "fro", np.inf) or (isinstance(ord, (int, float)) and ord > 0)):
+        raise ValueError(f"'ord' must be a supported vector norm, got {ord!r}")
+    with ops_lib.name_scope(name, "norm", [tensor]):
+        x = ops_lib.convert_to_tensor(tensor, name="tensor")
+        if ord in ("euclidean", "fro") or (not is_matrix and ord == 2):
+            axes = axis if is_matrix or axis is None else [axis]
+            return math_ops.sqrt(math_ops.reduce_sum(x * math_ops.conj(x), axes, keepdims=keep))
+        magnitude = math_ops.abs(x)
+        if not is_matrix:
+            if ord == np.inf:
+                return math_ops.reduce_max(magnitude, axis, keepdims=keep)
+            p = float(ord)
+            summed = math_ops.reduce_sum(math_ops.pow(magnitude, p), axis, keepdims=keep)
+            return math_ops.pow(summed, 1.0 / p)
+        rows, cols = axis
+        if ord == 2:
+            ndims = x.shape.ndims
+            if ndims is None:
+                raise ValueError("norm(ord=2) over a matrix needs a known rank")
+            rows, cols = rows % ndims, cols % ndims
+            rest = [d for d in range(ndims) if d not in (rows, cols)]
+            moved = array_ops.transpose(x, rest + [rows, cols])
+            largest = math_ops.reduce_max(svd(moved, compute_uv=False), -1)
+            if keep:
+                for d in sorted((rows, cols)):
+                    largest = array_ops.expand_dims(largest, d)
+            return largest
+        reduce_first, reduce_then = (rows, cols) if ord == 1 else (cols, rows)
+        first = math_ops.reduce_sum(magnitude, reduce_first, keepdims=True)
+        result = math_ops.reduce_max(first, reduce_then, keepdims=True)
+        return result if keep else array_ops.squeeze(result, sorted([rows, cols]))
+
+
+__all__ = [
+    "adjoint",
+    "cholesky",
+    "cholesky_solve",
+    "eigh",
+    "eigvalsh",
+    "logdet",
+    "logm",
+    "lstsq",
+    "matrix_exponential",
+    "matrix_rank",
+    "matrix_solve",
+    "matrix_transpose",
+    "matrix_triangular_solve",
+    "matvec",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "svd",
+]
+
+
+# TF1's top-level names for the same builders (tf.matrix_solve_ls, tf.self_adjoint_eig ...).
+matrix_solve_ls = lstsq
+self_adjoint_eig = eigh
+self_adjoint_eigvals = eigvalsh
