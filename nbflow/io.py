@@ -2,7 +2,8 @@
 
 Everything here is an alias of where it lives: TFRecord files (``reader_ops``), Example protos
 and their parsing (``framework/example_protos``, ``ops/example_parsing_ops``), whole files and
-raw bytes (``ops/bytes_ops``), image codecs (``ops/image_codec_ops``), CSV (``ops/parsing_ops``),
+raw bytes (``ops/bytes_ops``), image codecs (``ops/image_codec_ops``), sparse tensors as strings
+(``ops/sparse_serialization_ops``), CSV (``ops/parsing_ops``),
 queues and ``gfile``::
 
     with tf.io.TFRecordWriter(path) as writer:
