@@ -44,6 +44,7 @@ __all__ = [
     "decode_jpeg",
     "decode_png",
     "encode_jpeg",
+    "encode_jpeg_variable_quality",
     "encode_png",
     "is_jpeg",
 ]
@@ -475,7 +476,34 @@ class EncodeJpeg(OpDef):
         return _scalar_string(buffer.getvalue())
 
 
+class EncodeJpegVariableQuality(OpDef):
+    """uint8 pixels [h, w, 1 or 3] as a JPEG at the ``quality`` a tensor gives (0-100)."""
+
+    inputs = ("images", "quality")
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [Sample(images=np.arange(24, dtype=np.uint8).reshape(2, 4, 3), quality=np.int32(50))]
+
+    def infer(self, images: TensorSpec, quality: TensorSpec) -> TensorSpec:
+        images.shape.with_rank(3)
+        return TensorSpec([], dtypes.string)
+
+    def compute(self, ctx: KernelContext, images: Any, quality: Any) -> np.ndarray:
+        attrs = dict(EncodeJpeg.attrs, quality=int(np.clip(int(quality), 0, 100)))
+        return _ENCODE_JPEG.compute(ctx, images, **attrs)
+
+
+_ENCODE_JPEG = EncodeJpeg()
+
+
 # --- builders -----------------------------------------------------------------------------------
+def encode_jpeg_variable_quality(images: Any, quality: Any, name: str | None = None) -> Tensor:
+    """uint8 pixels as a JPEG at a quality given as a tensor."""
+    inputs = [ops_lib.convert_to_tensor(images), ops_lib.convert_to_tensor(quality, dtypes.int32)]
+    graph = ops_lib.get_default_graph()
+    return graph.create_op("EncodeJpegVariableQuality", inputs, name=name).outputs[0]
+
+
 def _decode(op_type: str, contents: Any, attrs: dict[str, Any], name: str | None) -> Tensor:
     contents = ops_lib.convert_to_tensor(contents, dtype=dtypes.string)
     graph = ops_lib.get_default_graph()
