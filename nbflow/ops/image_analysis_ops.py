@@ -31,6 +31,9 @@ Tensor = ops_lib.Tensor
 
 __all__ = [
     "adjust_jpeg_quality",
+    "draw_bounding_boxes",
+    "extract_image_patches",
+    "extract_patches",
     "image_gradients",
     "non_max_suppression",
     "non_max_suppression_overlaps",
@@ -364,3 +367,176 @@ def non_max_suppression_overlaps(
     return _nms(
         overlaps, scores, max_output_size, overlap_threshold, score_threshold, True, False, name
     )[0]
+
+
+# --- drawing and patches -------------------------------------------------------------------------
+_BOX_COLORS = np.array(
+    [
+        [1, 1, 0, 1],
+        [0, 0, 1, 1],
+        [1, 0, 0, 1],
+        [0, 1, 0, 1],
+        [0.5, 0, 0.5, 1],
+        [0.5, 0.5, 0, 1],
+        [0.5, 0, 0, 1],
+        [0, 0, 0.5, 1],
+        [0, 1, 1, 1],
+        [1, 0, 1, 1],
+    ],
+    np.float32,
+)  # TensorFlow's default colours, cycled over the boxes
+
+
+class DrawBoundingBoxesV2(OpDef):
+    """Images [b, h, w, d] with 1-pixel outlines of boxes [b, n, 4] (y_min, x_min, y_max, x_max
+    as fractions of the image), drawn as TensorFlow draws them."""
+
+    inputs = ("images", "boxes", "colors")
+    differentiable = False
+    samples = [
+        Sample(
+            images=np.zeros((1, 5, 6, 3), np.float32),
+            boxes=np.array([[[0.1, 0.2, 0.8, 0.9]]], np.float32),
+            colors=np.zeros((0, 4), np.float32),
+        )
+    ]
+
+    def infer(self, images: TensorSpec, boxes: TensorSpec, colors: TensorSpec) -> TensorSpec:
+        images.shape.with_rank(4)
+        return images
+
+    def compute(self, ctx: KernelContext, images: Any, boxes: Any, colors: Any) -> np.ndarray:
+        canvas = np.array(images, copy=True)
+        palette = np.asarray(colors, np.float32) if np.size(colors) else _BOX_COLORS
+        height, width, depth = canvas.shape[1:]
+        for b in range(canvas.shape[0]):
+            for k, (y0, x0, y1, x1) in enumerate(np.asarray(boxes, np.float32)[b]):
+                color = np.resize(palette[k % len(palette)], depth).astype(canvas.dtype)
+                top, bottom = int(y0 * (height - 1)), int(y1 * (height - 1))
+                left, right = int(x0 * (width - 1)), int(x1 * (width - 1))
+                if top > bottom or left > right:
+                    continue
+                if top >= height or bottom < 0 or left >= width or right < 0:
+                    continue
+                r0, r1 = max(top, 0), min(bottom, height - 1)
+                c0, c1 = max(left, 0), min(right, width - 1)
+                if top >= 0:
+                    canvas[b, top, c0 : c1 + 1] = color
+                if bottom < height:
+                    canvas[b, bottom, c0 : c1 + 1] = color
+                if left >= 0:
+                    canvas[b, r0 : r1 + 1, left] = color
+                if right < width:
+                    canvas[b, r0 : r1 + 1, right] = color
+        return canvas
+
+
+def draw_bounding_boxes(
+    images: Any, boxes: Any, name: str | None = None, colors: Any = None
+) -> Tensor:
+    """``images`` with the outlines of ``boxes`` drawn in (TensorFlow's colours by default)."""
+    images = ops_lib.convert_to_tensor(images, name="images")
+    boxes = math_ops.cast(ops_lib.convert_to_tensor(boxes), dtypes.float32)
+    palette = np.zeros((0, 4), np.float32) if colors is None else colors
+    palette = math_ops.cast(ops_lib.convert_to_tensor(palette), dtypes.float32)
+    graph = ops_lib.get_default_graph()
+    op = graph.create_op("DrawBoundingBoxesV2", [images, boxes, palette], name=name)
+    return op.outputs[0]
+
+
+def _padding_before(size: int, k: int, stride: int, padding: str) -> tuple[int, int]:
+    """(output size, padding before) of one spatial axis, as convolutions compute them."""
+    if padding == "VALID":
+        return (size - k) // stride + 1, 0
+    out = -(-size // stride)
+    total = max((out - 1) * stride + k - size, 0)
+    return out, total // 2
+
+
+class ExtractImagePatches(OpDef):
+    """Patches [b, rows, cols, kh * kw * d] of images [b, h, w, d]: the window of ``ksizes``
+    (dilated by ``rates``) at each ``strides`` step, flattened row by row, channels last."""
+
+    inputs = ("images",)
+    attrs = {
+        "ksizes": [1, 1, 1, 1],
+        "strides": [1, 1, 1, 1],
+        "rates": [1, 1, 1, 1],
+        "padding": "VALID",
+    }
+    differentiable = False
+    samples = [
+        Sample(
+            images=(1, 5, 6, 2),
+            ksizes=[1, 2, 3, 1],
+            strides=[1, 2, 1, 1],
+            rates=[1, 1, 2, 1],
+            padding="SAME",
+        ),
+        Sample(images=(2, 4, 4, 1), ksizes=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID"),
+    ]
+
+    def infer(self, images: TensorSpec, ksizes, strides, rates, padding) -> TensorSpec:
+        dims = images.shape.with_rank(4).as_list()
+        out = [None, None]
+        for axis in (1, 2):
+            k = ksizes[axis] + (ksizes[axis] - 1) * (rates[axis] - 1)
+            if dims[axis] is not None:
+                out[axis - 1] = _padding_before(dims[axis], k, strides[axis], padding)[0]
+        depth = None if dims[3] is None else ksizes[1] * ksizes[2] * dims[3]
+        return TensorSpec([dims[0], out[0], out[1], depth], images.dtype)
+
+    def compute(self, ctx: KernelContext, images: Any, ksizes, strides, rates, padding):
+        xp = ctx.xp
+        batch, height, width, depth = images.shape
+        geometry = []
+        for axis, size in ((1, height), (2, width)):
+            k = ksizes[axis] + (ksizes[axis] - 1) * (rates[axis] - 1)
+            out, before = _padding_before(size, k, strides[axis], padding)
+            geometry.append((out, before, k))
+        (rows, top, kh), (cols, left, kw) = geometry
+        padded = xp.zeros(
+            (batch, height + kh + rows * strides[1], width + kw + cols * strides[2], depth),
+            images.dtype,
+        )
+        padded[:, top : top + height, left : left + width] = images
+        pieces = []
+        for i in range(ksizes[1]):
+            for j in range(ksizes[2]):
+                y, x = i * rates[1], j * rates[2]
+                pieces.append(
+                    padded[
+                        :,
+                        y : y + rows * strides[1] : strides[1],
+                        x : x + cols * strides[2] : strides[2],
+                    ]
+                )
+        return xp.concatenate(pieces, axis=-1) if pieces else padded[:, :rows, :cols, :0]
+
+
+def extract_image_patches(
+    images: Any,
+    ksizes: Any,
+    strides: Any,
+    rates: Any,
+    padding: str,
+    name: str | None = None,
+    sizes: Any = None,
+) -> Tensor:
+    """Image patches as depth: [b, rows, cols, kh * kw * d] (``tf.image.extract_patches``)."""
+    attrs = {
+        "ksizes": [int(k) for k in (ksizes if ksizes is not None else sizes)],
+        "strides": [int(s) for s in strides],
+        "rates": [int(r) for r in rates],
+        "padding": padding.upper(),
+    }
+    images = ops_lib.convert_to_tensor(images, name="images")
+    graph = ops_lib.get_default_graph()
+    return graph.create_op("ExtractImagePatches", [images], attrs, name=name).outputs[0]
+
+
+def extract_patches(
+    images: Any, sizes: Any, strides: Any, rates: Any, padding: str, name: str | None = None
+) -> Tensor:
+    """``extract_image_patches`` under TensorFlow 2's argument names."""
+    return extract_image_patches(images, sizes, strides, rates, padding, name)

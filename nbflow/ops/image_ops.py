@@ -313,6 +313,9 @@ random_crop = random_ops.random_crop  # tf.image.random_crop is tf.random_crop
 # More of tf.image, built on convert_image_dtype above (colour spaces, edges, quality, NMS).
 from nbflow.ops.image_analysis_ops import (  # noqa: E402, F401 - re-exported
     adjust_jpeg_quality,
+    draw_bounding_boxes,
+    extract_image_patches,
+    extract_patches,
     image_gradients,
     non_max_suppression,
     non_max_suppression_overlaps,
@@ -331,6 +334,9 @@ from nbflow.ops.image_codec_ops import decode_and_crop_jpeg, extract_jpeg_shape 
 
 __all__ += [
     "adjust_jpeg_quality",
+    "draw_bounding_boxes",
+    "extract_image_patches",
+    "extract_patches",
     "decode_and_crop_jpeg",
     "extract_jpeg_shape",
     "image_gradients",

@@ -40,6 +40,15 @@ def test_image_analysis_matches_tensorflow():
         "nms": tf.image.non_max_suppression(boxes, scores, 6, iou_threshold=0.3),
         "nms_padded": padded,
         "nms_valid": valid,
+        "boxes_drawn": tf.image.draw_bounding_boxes(
+            images[:, :10, :12], np.reshape(boxes[:6], [2, 3, 4]) * 1.2 - 0.1
+        ),
+        "patches_same": tf.image.extract_patches(
+            images, [1, 3, 2, 1], [1, 2, 3, 1], [1, 2, 1, 1], "SAME"
+        ),
+        "patches_valid": tf.image.extract_image_patches(
+            images, [1, 2, 2, 1], [1, 2, 2, 1], [1, 1, 1, 1], "VALID"
+        ),
     }
     out = tf.Session().run(fetches)
     for key, value in out.items():
