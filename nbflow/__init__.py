@@ -270,14 +270,12 @@ from nbflow.ops.segment_reductions import (  # noqa: E402
 # --- tf.linalg, tf.random, tf.strings, tf.distributions (and their TF1 top-level aliases) ---------
 from nbflow import linalg  # noqa: E402
 from nbflow import random  # noqa: E402, A004 - TensorFlow's tf.random, not the stdlib module
+from nbflow.ops.linalg_composites import cholesky_solve, matrix_solve_ls, norm  # noqa: E402
 from nbflow.ops.linalg_decompositions import (  # noqa: E402
     cholesky,
-    cholesky_solve,
     matrix_solve,
-    matrix_solve_ls,
     matrix_transpose,
     matrix_triangular_solve,
-    norm,
     qr,
     self_adjoint_eig,
     self_adjoint_eigvals,
@@ -290,15 +288,18 @@ from nbflow.ops.linalg_structure import (  # noqa: E402
     matrix_diag_part,
     matrix_set_diag,
 )
+from nbflow.ops.matrix_functions import matrix_square_root  # noqa: E402
 from nbflow.ops.random_ops import random_crop, random_gamma, random_poisson  # noqa: E402
 from nbflow import strings  # noqa: E402
-from nbflow.ops.string_ops import as_string, regex_replace  # noqa: E402
+from nbflow.ops.string_ops import as_string, decode_base64, encode_base64  # noqa: E402
+from nbflow.ops.string_hash_ops import fingerprint  # noqa: E402
+from nbflow.ops.string_ops import regex_replace  # noqa: E402
 from nbflow.ops.string_ops import join as string_join  # noqa: E402
 from nbflow.ops.string_ops import strip as string_strip  # noqa: E402
 from nbflow.ops.string_ops import substr  # noqa: E402
-from nbflow.ops.string_ops import to_hash_bucket as string_to_hash_bucket  # noqa: E402
-from nbflow.ops.string_ops import to_hash_bucket_fast as string_to_hash_bucket_fast  # noqa: E402
-from nbflow.ops.string_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
+from nbflow.ops.string_hash_ops import to_hash_bucket as string_to_hash_bucket  # noqa: E402
+from nbflow.ops.string_hash_ops import to_hash_bucket_fast as string_to_hash_bucket_fast  # noqa: E402
+from nbflow.ops.string_hash_ops import to_hash_bucket_strong as string_to_hash_bucket_strong  # noqa: E402
 from nbflow.ops.string_ops import to_number as string_to_number  # noqa: E402
 from nbflow.ops.string_split_ops import reduce_join, string_split  # noqa: E402
 from nbflow import distributions  # noqa: E402
@@ -331,6 +332,77 @@ from nbflow.ops.sparse_serialization_ops import (
     deserialize_many_sparse,
     serialize_many_sparse,
     serialize_sparse,
+)
+
+# ---- Top-level TensorFlow 1.15 names nbflow lacked: array functions, framework helpers -------
+from nbflow.compat import (  # noqa: E402
+    control_flow_v2_enabled,
+    disable_control_flow_v2,
+    disable_resource_variables,
+    disable_tensor_equality,
+    disable_v2_tensorshape,
+    enable_resource_variables,
+    resource_variables_enabled,
+)
+from nbflow.errors import OpError  # noqa: E402
+from nbflow.framework.tensor_shape import dimension_value  # noqa: E402
+from nbflow.framework.tf1_helpers import (  # noqa: E402
+    VariableAggregation,
+    VariableSynchronization,
+    assert_same_float_dtype,
+    broadcast_static_shape,
+    convert_to_tensor_or_indexed_slices,
+    dimension_at_index,
+    get_static_value,
+    is_numeric_tensor,
+    no_regularizer,
+    op_scope,
+)
+from nbflow.gradients import NotDifferentiable as NoGradient  # noqa: E402
+from nbflow.ops.lookup_ops import initialize_all_tables, tables_initializer  # noqa: E402
+from nbflow.ops.branch_and_check_ops import (  # noqa: E402
+    assert_variables_initialized,
+    broadcast_dynamic_shape,
+    switch_case,
+)
+from nbflow.gradient_tools import custom_gradient, grad_pass_through, hessians  # noqa: E402
+from nbflow.ops.scatter_ops import (  # noqa: E402
+    batch_scatter_update,
+    scatter_add,
+    scatter_div,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_nd_add,
+    scatter_nd_sub,
+    scatter_nd_update,
+    scatter_sub,
+    scatter_update,
+)
+from nbflow.ops.rearrange_ops import (  # noqa: E402
+    batch_gather,
+    clip_by_average_norm,
+    depth_to_space,
+    ensure_shape,
+    guarantee_const,
+    histogram_fixed_width_bins,
+    lin_space,
+    linspace,
+    meshgrid,
+    parallel_stack,
+    repeat,
+    roll,
+    searchsorted,
+    setdiff1d,
+    space_to_depth,
+    tensor_scatter_add,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+    tensor_scatter_sub,
+    tensor_scatter_update,
+    unique_with_counts,
+    unravel_index,
 )
 
 newaxis = None

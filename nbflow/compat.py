@@ -62,3 +62,35 @@ __all__ = [
     "executing_eagerly",
     "v1",
 ]
+
+
+# TensorFlow 1.15's switches between 1.x and 2.x behaviours: nbflow is always 1.x graph mode
+# with reference variables, v1 control flow and Dimension-valued shapes.
+def disable_v2_tensorshape() -> None:
+    """Nothing to do: shapes hold ``Dimension`` objects, as in TensorFlow 1.x."""
+
+
+def disable_control_flow_v2() -> None:
+    """Nothing to do: cond and while_loop build Switch/Merge dataflow, as in TensorFlow 1.x."""
+
+
+def control_flow_v2_enabled() -> bool:
+    """Always False: control flow is TensorFlow 1.x's."""
+    return False
+
+
+def disable_tensor_equality() -> None:
+    """Nothing to do: ``==`` on tensors compares identity, as in TensorFlow 1.x."""
+
+
+def enable_resource_variables() -> None:
+    """Nothing to do: nbflow's variables are resources held by their device already."""
+
+
+def disable_resource_variables() -> None:
+    """Nothing to do: the variable API is TensorFlow 1.x's either way."""
+
+
+def resource_variables_enabled() -> bool:
+    """False: ``tf.Variable`` has TensorFlow 1.x's reference semantics."""
+    return False

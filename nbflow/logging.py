@@ -4,8 +4,9 @@ Messages go to the ``nbflow`` logger, the parent of nbflow's own loggers (``nbfl
 ``nbflow.estimator``), so ``tf.logging.set_verbosity(tf.logging.INFO)`` shows both a program's
 ``tf.logging.info`` lines and the training hooks' ``loss = ..., step = ...`` lines, as TensorFlow's
 did. As in TensorFlow, the first use adds a handler when the process has configured none (to
-stdout at INFO in an interactive interpreter, else to stderr), and records name the caller's file
-and line, not this module's.
+stdout at INFO in an interactive interpreter, else to stderr; silent once the process configures
+logging, e.g. through ``tf.app.run``), and records name the caller's file and line, not this
+module's.
 
     >>> import nbflow as tf
     >>> tf.logging.set_verbosity(tf.logging.WARN)
@@ -26,6 +27,17 @@ WARN = logging.WARN
 ERROR = logging.ERROR
 FATAL = logging.FATAL
 
+
+class _DefaultHandler(logging.StreamHandler):
+    """Prints while the process has configured no logging of its own; once the root logger has
+    handlers (``absl.app.run`` under ``tf.app.run``, ``logging.basicConfig``), records reach
+    them by propagation instead, so no line is printed twice."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not logging.getLogger().handlers:
+            super().emit(record)
+
+
 _logger: logging.Logger | None = None
 _logger_lock = threading.Lock()
 _calls_per_site: dict[tuple[str, int], int] = {}
@@ -41,7 +53,7 @@ def get_logger() -> logging.Logger:
                 interactive = hasattr(sys, "ps1") or bool(sys.flags.interactive)
                 if interactive:
                     logger.setLevel(INFO)
-                handler = logging.StreamHandler(sys.stdout if interactive else sys.stderr)
+                handler = _DefaultHandler(sys.stdout if interactive else sys.stderr)
                 handler.setFormatter(logging.Formatter(logging.BASIC_FORMAT))
                 logger.addHandler(handler)
             _logger = logger

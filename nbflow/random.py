@@ -11,7 +11,13 @@ for the same pair (deterministic, but not TensorFlow's bit pattern).
 Not here: ``tf.random.experimental`` (the stateful ``Generator`` of TF 2).
 """
 
-from nbflow.ops.candidate_sampling_ops import log_uniform_candidate_sampler
+from nbflow.ops.candidate_sampling_ops import (
+    all_candidate_sampler,
+    fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
 from nbflow.ops.random_ops import categorical, get_seed, multinomial, set_random_seed
 from nbflow.ops.random_ops import random_gamma as gamma
 from nbflow.ops.random_ops import random_normal as normal
@@ -28,9 +34,12 @@ from nbflow.ops.stateless_random_ops import stateless_random_normal as stateless
 from nbflow.ops.stateless_random_ops import stateless_random_uniform as stateless_uniform
 
 __all__ = [
+    "all_candidate_sampler",
     "categorical",
+    "fixed_unigram_candidate_sampler",
     "gamma",
     "get_seed",
+    "learned_unigram_candidate_sampler",
     "log_uniform_candidate_sampler",
     "multinomial",
     "normal",
@@ -44,4 +53,5 @@ __all__ = [
     "stateless_uniform",
     "truncated_normal",
     "uniform",
+    "uniform_candidate_sampler",
 ]

@@ -7,7 +7,10 @@ reduce_join, format); the hashes are TensorFlow's own, bit for bit (``ops/string
     words = tf.strings.split(lines)             # a SparseTensor of tokens
     ids = tf.strings.to_hash_bucket_fast(words.values, 1000)
 
-Not here: the ``unicode_*`` family, ``ngrams``, ``bytes_split`` and ``unsorted_segment_join``.
+``ops/unicode_ops.py`` holds the ``unicode_*`` family, ``ngrams`` and
+``unsorted_segment_join``; ``unicode_decode``/``unicode_split``/``bytes_split`` take scalars only
+(TensorFlow gives a RaggedTensor for more). Not here: ``unicode_script`` (needs Unicode's script
+property table).
 """
 
 from nbflow.ops.string_ops import (
@@ -19,13 +22,22 @@ from nbflow.ops.string_ops import (
     regex_replace,
     strip,
     substr,
-    to_hash_bucket,
-    to_hash_bucket_fast,
-    to_hash_bucket_strong,
     to_number,
     upper,
 )
+from nbflow.ops.string_hash_ops import to_hash_bucket, to_hash_bucket_fast, to_hash_bucket_strong
 from nbflow.ops.string_split_ops import format, reduce_join, split  # noqa: A004
+from nbflow.ops.unicode_ops import (
+    bytes_split,
+    ngrams,
+    unicode_decode,
+    unicode_decode_with_offsets,
+    unicode_encode,
+    unicode_split,
+    unicode_split_with_offsets,
+    unicode_transcode,
+    unsorted_segment_join,
+)
 
 __all__ = [
     "as_string",
@@ -44,4 +56,13 @@ __all__ = [
     "to_hash_bucket_strong",
     "to_number",
     "upper",
+    "bytes_split",
+    "ngrams",
+    "unicode_decode",
+    "unicode_decode_with_offsets",
+    "unicode_encode",
+    "unicode_split",
+    "unicode_split_with_offsets",
+    "unicode_transcode",
+    "unsorted_segment_join",
 ]

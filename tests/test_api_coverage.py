@@ -11,7 +11,7 @@ from nbflow.api import coverage, ledger, make_ledger
 # Names of each namespace nbflow must keep offering. Raise a floor when a namespace grows;
 # `python -m nbflow.api.coverage` prints the current counts.
 FLOORS = {
-    "tf": 378,
+    "tf": 440,
     "tf.nn": 52,
     "tf.nn.rnn_cell": 8,
     "tf.train": 70,

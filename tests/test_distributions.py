@@ -65,8 +65,7 @@ def test_continuous_statistics_agree_with_scipy(make, reference):
     np.testing.assert_allclose(mean, reference.mean(), rtol=1e-10)
     np.testing.assert_allclose(stddev, reference.std(), rtol=1e-10)
     np.testing.assert_allclose(entropy, reference.entropy(), rtol=1e-10)
-    if not isinstance(dist, tfd.Beta):
-        np.testing.assert_allclose(run(dist.cdf(X)), reference.cdf(X), rtol=1e-10)
+    np.testing.assert_allclose(run(dist.cdf(X)), reference.cdf(X), rtol=1e-10)
 
 
 def test_python_float_parameters_give_float32_and_numpy_float64_stays():
@@ -242,3 +241,47 @@ def test_validate_args_checks_parameters_at_run_time_and_nan_stats_can_be_disall
     assert np.isnan(run(tfd.Gamma(0.5, 1.0).mode()))
     with pytest.raises(tf.errors.InvalidArgumentError):
         run(tfd.Gamma(0.5, 1.0, allow_nan_stats=False).mode())
+
+
+def test_student_t_agrees_with_scipy_and_its_samples_have_its_variance():
+    df, loc, scale = (
+        np.array([3.0, 5.0, 30.0]),
+        np.array([0.0, 1.0, -1.0]),
+        np.array([1.0, 2.0, 0.5]),
+    )
+    d = tfd.StudentT(df, loc, scale)
+    ref = scipy.stats.t(df, loc, scale)
+    log_prob, mean, var, entropy = run([d.log_prob(X), d.mean(), d.variance(), d.entropy()])
+    np.testing.assert_allclose(log_prob, ref.logpdf(X), rtol=1e-10)
+    np.testing.assert_allclose(run(d.cdf(X - 1.0)), ref.cdf(X - 1.0), rtol=1e-10)
+    np.testing.assert_allclose(mean, ref.mean(), rtol=1e-10)
+    np.testing.assert_allclose(var, ref.var(), rtol=1e-10)
+    np.testing.assert_allclose(entropy, ref.entropy(), rtol=1e-10)
+    undefined = run(tfd.StudentT(np.array([0.5, 1.5]), 0.0, 1.0).variance())
+    assert np.isnan(undefined[0]) and np.isinf(undefined[1])
+    draws = run(tfd.StudentT(np.float64(5.0), 1.0, 2.0).sample(40000, seed=11))
+    np.testing.assert_allclose(draws.var(), 4.0 * 5 / 3, rtol=0.08)
+
+
+def test_dirichlet_multinomial_agrees_with_scipy():
+    alpha = np.array([0.5, 2.0, 3.0])
+    d = tfd.DirichletMultinomial(6.0, alpha)
+    counts = np.array([1.0, 2.0, 3.0])
+    ref = scipy.stats.dirichlet_multinomial(alpha, 6)
+    log_prob, mean, cov = run([d.log_prob(counts), d.mean(), d.covariance()])
+    np.testing.assert_allclose(log_prob, ref.logpmf(counts), rtol=1e-10)
+    np.testing.assert_allclose(mean, ref.mean(), rtol=1e-10)
+    np.testing.assert_allclose(cov, ref.cov(), rtol=1e-10)
+    draws = run(d.sample(4000, seed=5))
+    assert draws.shape == (4000, 3) and (draws.sum(-1) == 6).all()
+    np.testing.assert_allclose(draws.mean(0), ref.mean(), atol=0.1)
+
+
+def test_sample_shape_may_be_a_tensor_and_copy_overrides_parameters():
+    d = tfd.Normal(np.zeros(3), 1.0)
+    shape = tf.placeholder(tf.int32, [2])
+    with tf.Session() as sess:
+        drawn = sess.run(d.sample(shape, seed=1), {shape: [4, 5]})
+    assert drawn.shape == (4, 5, 3)
+    wider = d.copy(scale=np.float64(3.0))
+    assert isinstance(wider, tfd.Normal) and run(wider.stddev()).tolist() == [3.0, 3.0, 3.0]

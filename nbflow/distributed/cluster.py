@@ -242,6 +242,12 @@ class Cluster:
         return _target_of(self.client)
 
     @property
+    def security(self) -> Security:
+        """The cluster's TLS credentials: what another process needs to join it
+        (``Cluster.from_address(address, security=cluster.security)``)."""
+        return self.client.security
+
+    @property
     def dashboard_link(self) -> str:
         try:
             return self.client.dashboard_link or ""

@@ -21,6 +21,7 @@ from nbflow.distributions.distribution import (
 )
 from nbflow.distributions.gamma_family import Beta, Dirichlet, Exponential, Gamma
 from nbflow.distributions.kullback_leibler import RegisterKL, kl_divergence
+from nbflow.distributions.student_t import DirichletMultinomial, StudentT
 
 __all__ = [
     "FULLY_REPARAMETERIZED",
@@ -29,6 +30,7 @@ __all__ = [
     "Beta",
     "Categorical",
     "Dirichlet",
+    "DirichletMultinomial",
     "Distribution",
     "Exponential",
     "Gamma",
@@ -37,6 +39,7 @@ __all__ = [
     "Normal",
     "RegisterKL",
     "ReparameterizationType",
+    "StudentT",
     "Uniform",
     "kl_divergence",
 ]

@@ -85,8 +85,10 @@ class Distribution:
         self._reparameterization_type = reparameterization_type
         self._validate_args = validate_args
         self._allow_nan_stats = allow_nan_stats
-        self._parameters = dict(parameters or {})
-        self._parameters.pop("self", None)
+        # ``dict(locals())`` of a subclass's __init__: drop ``self`` and the ``__class__`` cell.
+        self._parameters = {
+            k: v for k, v in (parameters or {}).items() if k != "self" and not k.startswith("__")
+        }
         self._graph_parents = list(graph_parents or [])
         self._name = name or type(self).__name__
 

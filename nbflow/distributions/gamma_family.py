@@ -22,7 +22,7 @@ from nbflow.distributions.kullback_leibler import RegisterKL
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops import array_ops, check_ops, math_ops, random_ops
-from nbflow.ops.math_special import digamma, igamma, lgamma
+from nbflow.ops.math_special import betainc, digamma, igamma, lgamma
 
 Tensor = ops_lib.Tensor
 
@@ -161,7 +161,9 @@ class Exponential(Gamma):
             allow_nan_stats=allow_nan_stats,
             name=name,
         )
-        self._parameters = {k: v for k, v in parameters.items() if k != "self"}
+        self._parameters = {
+            k: v for k, v in parameters.items() if k != "self" and not k.startswith("__")
+        }
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         # -log(u) / rate with u in (0, 1]: the inverse CDF, reparameterized through rate.
@@ -240,6 +242,10 @@ class Beta(Distribution):
     def _log_prob(self, x: Tensor) -> Tensor:
         unnormalized = (self._c1 - 1.0) * math_ops.log(x) + (self._c0 - 1.0) * math_ops.log1p(-x)
         return unnormalized - self._log_normalization()
+
+    def _cdf(self, x: Tensor) -> Tensor:
+        ones = array_ops.ones_like(self.total_concentration)
+        return betainc(self._c1 * ones, self._c0 * ones, x * ones)
 
     def _entropy(self) -> Tensor:
         a, b, total = self._c1, self._c0, self.total_concentration

@@ -14,6 +14,10 @@ from nbflow.ops import sparse_math_ops, sparse_ops  # noqa: F401
 from nbflow.ops import math_special  # noqa: F401 - tf.math's special functions
 from nbflow.ops import segment_reductions  # noqa: F401 - segment max/min/mean/prod
 from nbflow.ops import math_composite  # noqa: F401 - tf.math functions built from ops
-from nbflow.ops import linalg_decompositions, linalg_structure  # noqa: F401
+from nbflow.ops import linalg_composites, linalg_decompositions, linalg_structure  # noqa: F401
+from nbflow.ops import lu_ops, matrix_functions  # noqa: F401
 from nbflow.ops import stateless_random_ops  # noqa: F401
-from nbflow.ops import string_ops, string_split_ops  # noqa: F401
+from nbflow.ops import string_hash_ops, string_ops, string_split_ops, unicode_ops  # noqa: F401
+from nbflow.ops import lookup_ops, rearrange_ops  # noqa: F401 - tables_initializer, roll, ...
+from nbflow.ops import scatter_ops  # noqa: F401 - tf.scatter_* on variables
+from nbflow.ops import branch_and_check_ops  # noqa: F401 - switch_case, assert_variables_initialized

@@ -1,8 +1,8 @@
 """Matrix decompositions and solvers over batches of matrices (the last two axes).
 
 Ops, with TensorFlow's type names: ``Cholesky``, ``MatrixTriangularSolve``, ``MatrixSolve``,
-``Qr``, ``Svd``, ``SelfAdjointEigV2``, ``LogMatrixDeterminant``, ``MatrixExponential`` and
-``MatrixLogarithm``. Kernels call ``xp.linalg`` (NumPy or CuPy), batched over leading axes.
+``Qr``, ``Svd``, ``SelfAdjointEigV2`` and ``LogMatrixDeterminant``. Kernels call ``xp.linalg``
+(NumPy or CuPy), batched over leading axes.
 
 Gradients are TensorFlow's (``linalg_grad.py``), written with nbflow ops, with one convention
 made explicit: a kernel that reads one triangle of its input (Cholesky and the self-adjoint
@@ -12,9 +12,8 @@ gradient already has this form; TensorFlow's Cholesky gradient is the symmetric 
 ``(G + G^H) / 2`` instead. Both give the same chain-rule result for a symmetric input built
 from other tensors (``A = X X^T``); they differ only when ``A`` itself is differentiated.
 
-The composites ``cholesky_solve``, ``lstsq`` (normal equations through Cholesky, TensorFlow's
-``fast`` path), ``logdet``, ``slogdet``, ``pinv`` and ``norm`` are built from these ops, so their
-gradients follow.
+Composites of these ops (``cholesky_solve``, ``lstsq``, ``logdet``, ``pinv``, ``norm``) are in
+``linalg_composites``; matrix functions (``expm``, ``logm``, ``sqrtm``) in ``matrix_functions``.
 """
 
 from __future__ import annotations
@@ -22,9 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
-from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import Dimension, TensorShape
@@ -243,44 +240,6 @@ def matrix_solve(matrix: Any, rhs: Any, adjoint: bool = False, name: str | None 
     a = ops_lib.convert_to_tensor(matrix, name="matrix")
     b = ops_lib.convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
     return _create("MatrixSolve", [a, b], {"adjoint": bool(adjoint)}, name=name)
-
-
-def cholesky_solve(chol: Any, rhs: Any, name: str | None = None) -> Tensor:
-    """Solve ``A X = rhs`` given ``chol``, the Cholesky factor of ``A``."""
-    with ops_lib.name_scope(name, "cholesky_solve", [chol, rhs]):
-        y = matrix_triangular_solve(chol, rhs, lower=True, adjoint=False)
-        return matrix_triangular_solve(chol, y, lower=True, adjoint=True)
-
-
-def lstsq(
-    matrix: Any,
-    rhs: Any,
-    l2_regularizer: Any = 0.0,
-    fast: bool = True,
-    name: str | None = None,
-) -> Tensor:
-    """Least-squares solutions of ``matrix X = rhs`` (regularized by ``l2_regularizer``).
-
-    Solves the normal equations through a Cholesky factorization, TensorFlow's ``fast`` path
-    (``fast=False``, the complete orthogonal decomposition, is not implemented).
-    """
-    if not fast:
-        raise NotImplementedError("lstsq(fast=False) is not implemented in nbflow; use fast=True")
-    with ops_lib.name_scope(name, "matrix_solve_ls", [matrix, rhs, l2_regularizer]):
-        a = ops_lib.convert_to_tensor(matrix, name="matrix")
-        b = ops_lib.convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
-        l2 = ops_lib.convert_to_tensor(l2_regularizer, dtype=a.dtype.base_dtype, name="l2")
-        dims = a.shape.dims
-        if dims is None or dims[-1].value is None or dims[-2].value is None:
-            raise ValueError(f"lstsq needs static matrix dimensions, got shape {a.shape}")
-        m, n = dims[-2].value, dims[-1].value
-        if m >= n:  # overdetermined: (A^H A + l2 I) X = A^H B
-            gram = matmul(a, a, adjoint_a=True)
-            chol = cholesky(gram + l2 * _identity_like(gram))
-            return cholesky_solve(chol, matmul(a, b, adjoint_a=True))
-        gram = matmul(a, a, adjoint_b=True)  # underdetermined: X = A^H (A A^H + l2 I)^-1 B
-        chol = cholesky(gram + l2 * _identity_like(gram))
-        return matmul(a, cholesky_solve(chol, b), adjoint_a=True)
 
 
 # --- QR, SVD, eigendecomposition ----------------------------------------------------------------
@@ -517,7 +476,7 @@ def eigvalsh(tensor: Any, name: str | None = None) -> Tensor:
     return op.outputs[0]
 
 
-# --- determinants, exponential, logarithm -------------------------------------------------------
+# --- determinants -------------------------------------------------------------------------------
 class LogMatrixDeterminant(OpDef):
     """``(sign, log|det|)`` of each square matrix."""
 
@@ -549,209 +508,20 @@ def slogdet(input: Any, name: str | None = None) -> tuple[Tensor, Tensor]:
     return op.outputs[0], op.outputs[1]
 
 
-def logdet(matrix: Any, name: str | None = None) -> Tensor:
-    """``log(det(matrix))`` of Hermitian positive definite matrices, via Cholesky:
-    ``2 sum(log(diag(L)))``."""
-    with ops_lib.name_scope(name, "logdet", [matrix]):
-        chol = cholesky(matrix)
-        return 2.0 * math_ops.reduce_sum(
-            math_ops.log(math_ops.abs(matrix_diag_part(chol))), axis=[-1]
-        )
-
-
-class MatrixExponential(OpDef):
-    """``expm`` of each square matrix (SciPy's Pade approximant, on the host)."""
-
-    inputs = ("input",)
-    cost = "expensive"
-    cpu_only = True
-    samples = [Sample(input=_SQUARE * 0.5), Sample(input=np.stack([_SQUARE, -_LOWER]) * 0.3)]
-
-    def infer(self, input: TensorSpec) -> TensorSpec:
-        return TensorSpec(_square(self.type, input), input.dtype.base_dtype)
-
-    def compute(self, ctx: KernelContext, input: Any) -> Any:
-        return _batched_host(input, scipy.linalg.expm)
-
-    def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        # The Frechet derivative's adjoint: the upper-right block of expm([[A^H, G], [0, A^H]]).
-        a_h = adjoint(op.inputs[0])
-        top = array_ops.concat([a_h, grad], -1)
-        bottom = array_ops.concat([array_ops.zeros_like(a_h), a_h], -1)
-        block = matrix_exponential(array_ops.concat([top, bottom], -2))
-        n = array_ops.shape(a_h)[-1]
-        return [block[..., :n, n:]]
-
-
-def _batched_host(x: Any, fn: Any) -> np.ndarray:
-    x = np.asarray(x)
-    flat = x.reshape((-1,) + x.shape[-2:])
-    out = np.stack([fn(m) for m in flat]) if len(flat) else np.zeros(flat.shape, x.dtype)
-    return out.reshape(x.shape).astype(x.dtype, copy=False)
-
-
-def matrix_exponential(input: Any, name: str | None = None) -> Tensor:
-    """The matrix exponential of each square matrix.
-
-    >>> import nbflow as tf
-    >>> tf.Session().run(tf.linalg.expm([[0.0, 0.0], [0.0, 0.0]])).tolist()
-    [[1.0, 0.0], [0.0, 1.0]]
-    """
-    return _create("MatrixExponential", [ops_lib.convert_to_tensor(input)], name=name)
-
-
-class MatrixLogarithm(OpDef):
-    """The principal matrix logarithm of each complex square matrix (no gradient, as TF)."""
-
-    inputs = ("input",)
-    cost = "expensive"
-    cpu_only = True
-    differentiable = False
-    samples = [Sample(input=(_SPD + 0j).astype(np.complex128))]
-
-    def infer(self, input: TensorSpec) -> TensorSpec:
-        if not input.dtype.is_complex:
-            raise TypeError(f"MatrixLogarithm needs complex64 or complex128, got {input.dtype}")
-        return TensorSpec(_square(self.type, input), input.dtype.base_dtype)
-
-    def compute(self, ctx: KernelContext, input: Any) -> Any:
-        return _batched_host(input, scipy.linalg.logm)
-
-
-def logm(input: Any, name: str | None = None) -> Tensor:
-    """The matrix logarithm of each complex square matrix."""
-    return _create("MatrixLogarithm", [ops_lib.convert_to_tensor(input)], name=name)
-
-
-# --- composites ---------------------------------------------------------------------------------
-def pinv(a: Any, rcond: Any = None, validate_args: bool = False, name: str | None = None) -> Tensor:
-    """The Moore-Penrose pseudo-inverse, from the SVD; singular values below
-    ``rcond * max(s)`` count as zero (default ``rcond``: ``10 * max(M, N) * eps``)."""
-    with ops_lib.name_scope(name, "pinv", [a, rcond]):
-        a = ops_lib.convert_to_tensor(a, name="a")
-        dims = a.shape.dims
-        if rcond is None:
-            if dims is None or dims[-1].value is None or dims[-2].value is None:
-                raise ValueError("pinv needs static matrix dimensions when rcond is None")
-            eps = np.finfo(a.dtype.base_dtype.np).eps
-            rcond = 10.0 * max(dims[-1].value, dims[-2].value) * eps
-        s, u, v = svd(a, full_matrices=False, compute_uv=True)
-        cutoff = rcond * math_ops.reduce_max(s, axis=-1, keepdims=True)
-        keep = math_ops.greater(s, cutoff)
-        safe = array_ops.where(keep, s, array_ops.ones_like(s))
-        s_inv = array_ops.where(keep, 1.0 / safe, array_ops.zeros_like(s))
-        return matmul(v * array_ops.expand_dims(s_inv, -2), u, adjoint_b=True)
-
-
-def matrix_rank(a: Any, tol: Any = None, validate_args: bool = False, name: str | None = None):
-    """The number of singular values above ``tol`` (default ``eps * max(M, N) * max(s)``)."""
-    with ops_lib.name_scope(name, "matrix_rank", [a, tol]):
-        a = ops_lib.convert_to_tensor(a, name="a")
-        s = svd(a, compute_uv=False)
-        if tol is None:
-            dims = a.shape.dims
-            if dims is None or dims[-1].value is None or dims[-2].value is None:
-                raise ValueError("matrix_rank needs static matrix dimensions when tol is None")
-            eps = float(np.finfo(a.dtype.base_dtype.np).eps)
-            tol = eps * max(dims[-1].value, dims[-2].value) * math_ops.reduce_max(s, -1, True)
-        return math_ops.reduce_sum(math_ops.cast(math_ops.greater(s, tol), dtypes.int64), -1)
-
-
-def matvec(
-    a: Any,
-    b: Any,
-    transpose_a: bool = False,
-    adjoint_a: bool = False,
-    a_is_sparse: bool = False,
-    b_is_sparse: bool = False,
-    name: str | None = None,
-) -> Tensor:
-    """The product of each matrix in ``a`` with the vector in ``b``'s last axis."""
-    with ops_lib.name_scope(name, "MatVec", [a, b]):
-        b = array_ops.expand_dims(b, -1)
-        product = matmul(a, b, transpose_a=transpose_a, adjoint_a=adjoint_a)
-        return array_ops.squeeze(product, [-1])
-
-
-def norm(
-    tensor: Any,
-    ord: Any = "euclidean",
-    axis: Any = None,
-    keepdims: bool | None = None,
-    name: str | None = None,
-    keep_dims: bool | None = None,
-) -> Tensor:
-    """Vector norms (``ord`` 'euclidean', 1, 2, inf or any p > 0) over ``axis``, or matrix
-    norms ('fro'/'euclidean', 1, 2, inf) over an ``axis`` pair.
-
-    >>> import nbflow as tf
-    >>> float(tf.Session().run(tf.norm([3.0, 4.0])))
-    5.0
-    """
-    keep = bool(keepdims if keepdims is not None else keep_dims)
-    is_matrix = isinstance(axis, (tuple, list)) and len(axis) == 2
-    if is_matrix:
-        if ord not in ("fro", "euclidean", 1, 2, np.inf):
-            raise ValueError(f"'ord' must be a supported matrix norm, got {ord!r}")
-    elif axis is not None and not isinstance(axis, int):
-        raise ValueError(f"'axis' must be None, an integer or a pair of integers, got {axis!r}")
-    elif not (ord in ("euclidean", "fro", np.inf) or (isinstance(ord, (int, float)) and ord > 0)):
-        raise ValueError(f"'ord' must be a supported vector norm, got {ord!r}")
-    with ops_lib.name_scope(name, "norm", [tensor]):
-        x = ops_lib.convert_to_tensor(tensor, name="tensor")
-        if ord in ("euclidean", "fro") or (not is_matrix and ord == 2):
-            axes = axis if is_matrix or axis is None else [axis]
-            return math_ops.sqrt(math_ops.reduce_sum(x * math_ops.conj(x), axes, keepdims=keep))
-        magnitude = math_ops.abs(x)
-        if not is_matrix:
-            if ord == np.inf:
-                return math_ops.reduce_max(magnitude, axis, keepdims=keep)
-            p = float(ord)
-            summed = math_ops.reduce_sum(math_ops.pow(magnitude, p), axis, keepdims=keep)
-            return math_ops.pow(summed, 1.0 / p)
-        rows, cols = axis
-        if ord == 2:
-            ndims = x.shape.ndims
-            if ndims is None:
-                raise ValueError("norm(ord=2) over a matrix needs a known rank")
-            rows, cols = rows % ndims, cols % ndims
-            rest = [d for d in range(ndims) if d not in (rows, cols)]
-            moved = array_ops.transpose(x, rest + [rows, cols])
-            largest = math_ops.reduce_max(svd(moved, compute_uv=False), -1)
-            if keep:
-                for d in sorted((rows, cols)):
-                    largest = array_ops.expand_dims(largest, d)
-            return largest
-        reduce_first, reduce_then = (rows, cols) if ord == 1 else (cols, rows)
-        first = math_ops.reduce_sum(magnitude, reduce_first, keepdims=True)
-        result = math_ops.reduce_max(first, reduce_then, keepdims=True)
-        return result if keep else array_ops.squeeze(result, sorted([rows, cols]))
-
+self_adjoint_eig = eigh
+self_adjoint_eigvals = eigvalsh
 
 __all__ = [
     "adjoint",
     "cholesky",
-    "cholesky_solve",
     "eigh",
     "eigvalsh",
-    "logdet",
-    "logm",
-    "lstsq",
-    "matrix_exponential",
-    "matrix_rank",
     "matrix_solve",
     "matrix_transpose",
     "matrix_triangular_solve",
-    "matvec",
-    "norm",
-    "pinv",
     "qr",
+    "self_adjoint_eig",
+    "self_adjoint_eigvals",
     "slogdet",
     "svd",
 ]
-
-
-# TF1's top-level names for the same builders (tf.matrix_solve_ls, tf.self_adjoint_eig ...).
-matrix_solve_ls = lstsq
-self_adjoint_eig = eigh
-self_adjoint_eigvals = eigvalsh

@@ -90,9 +90,13 @@ class _RandomOp(OpDef):
 
         def random_kernel(ctx: KernelContext, *inputs: Any) -> Any:
             rng = ctx.resources.lookup_or_create(_RNG_CONTAINER, key, factory)
-            return compute(ctx, *inputs, rng=rng, **attrs)
+            return compute(ctx, *inputs, rng=rng, **attrs, **self.session_state(ctx, key, attrs))
 
         return random_kernel
+
+    def session_state(self, ctx: KernelContext, key: str, attrs: dict[str, Any]) -> dict:
+        """More per-(session, op) state for the kernel, as keyword arguments (default none)."""
+        return {}
 
 
 def _float_draw(draw: Any, dims: list[int], dtype: dtypes.DType) -> np.ndarray:

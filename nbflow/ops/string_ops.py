@@ -4,13 +4,14 @@ A ``tf.string`` tensor is a NumPy object array of ``bytes`` (``dtypes.string``);
 map a Python function over its elements, on the host (``cpu_only``: TensorFlow too keeps string
 tensors in host memory). None has a gradient. Regexes are Python's ``re`` over bytes, which
 agrees with TensorFlow's RE2 on the common syntax (classes, groups, ``\\1`` in rewrites) but not
-on every corner (RE2 has no backreferences in patterns). Hash buckets are TensorFlow's exact
-values (``string_hash``). Splitting, joining along axes and ``format`` are in
-``string_split_ops``.
+on every corner (RE2 has no backreferences in patterns). Hash buckets and fingerprints are in
+``string_hash_ops``; splitting, joining along axes and ``format`` in ``string_split_ops``.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +22,6 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape, broadcast_shapes
-from nbflow.ops.string_hash import fingerprint64, murmur64, siphash24
 
 Tensor = ops_lib.Tensor
 
@@ -243,56 +243,6 @@ class RegexFullMatch(StringOp):
         return map_strings(lambda s: regex.fullmatch(s) is not None, input, np.bool_)
 
 
-class _HashBucket(_ElementwiseString):
-    """Each string's hash modulo ``num_buckets``, as int64."""
-
-    abstract = True
-    out_dtype = dtypes.int64
-
-    def buckets(self, input: Any, num_buckets: int, hash_fn: Callable[[bytes], int]) -> Any:
-        if num_buckets < 1:
-            raise ValueError(f"num_buckets must be >= 1, got {num_buckets}")
-        return map_strings(lambda s: hash_fn(s) % num_buckets, input, np.int64)
-
-
-class StringToHashBucketFast(_HashBucket):
-    """FarmHash ``Fingerprint64`` of each string modulo ``num_buckets`` (TensorFlow's values)."""
-
-    attrs = {"num_buckets": 1}
-    samples = [Sample(input=_WORDS, num_buckets=10)]
-
-    def compute(self, ctx: KernelContext, input: Any, num_buckets: int) -> Any:
-        return self.buckets(input, num_buckets, fingerprint64)
-
-
-class StringToHashBucketStrong(_HashBucket):
-    """SipHash-2-4 under ``key`` (two integers) of each string modulo ``num_buckets``."""
-
-    attrs = {"num_buckets": 1, "key": [0, 0]}
-    samples = [Sample(input=_WORDS, num_buckets=10, key=[1, 2])]
-
-    def compute(self, ctx: KernelContext, input: Any, num_buckets: int, key: Any) -> Any:
-        if _builtin_len(key) != 2:
-            raise ValueError(f"key must have 2 elements, got {key}")
-        pair = (int(key[0]), int(key[1]))
-        return self.buckets(input, num_buckets, lambda s: siphash24(pair, s))
-
-
-class StringToHashBucket(_HashBucket):
-    """TensorFlow's legacy ``Hash64`` of each string modulo ``num_buckets``."""
-
-    inputs = ("string_tensor",)
-    attrs = {"num_buckets": 1}
-    samples = [Sample(string_tensor=_WORDS, num_buckets=10)]
-
-    def infer(self, string_tensor: TensorSpec, num_buckets: int) -> TensorSpec:
-        _check_string(self.type, string_tensor, "string_tensor")
-        return TensorSpec(string_tensor.shape, dtypes.int64)
-
-    def compute(self, ctx: KernelContext, string_tensor: Any, num_buckets: int) -> Any:
-        return self.buckets(string_tensor, num_buckets, murmur64)
-
-
 _PRINTF_FLAGS = ("", " ", "+", "-", "0", "#")  # fill goes into the format as a printf flag
 
 
@@ -360,6 +310,35 @@ class StringJoin(StringOp):
         for index in np.ndindex(out.shape):
             out[index] = sep.join(a[index] for a in arrays)
         return out
+
+
+class EncodeBase64(_ElementwiseString):
+    """Each string in web-safe base64 (``-`` and ``_``), padded with ``=`` when ``pad``."""
+
+    attrs = {"pad": False}
+    samples = [Sample(input=_WORDS), Sample(input=_WORDS, pad=True)]
+
+    def compute(self, ctx: KernelContext, input: Any, pad: bool) -> Any:
+        def encode(s: bytes) -> bytes:
+            text = base64.urlsafe_b64encode(s)
+            return text if pad else text.rstrip(b"=")
+
+        return map_strings(encode, input)
+
+
+class DecodeBase64(_ElementwiseString):
+    """Each web-safe base64 string decoded (padding optional)."""
+
+    samples = [Sample(input=strings("SGVsbG8", "YSBi", ""))]
+
+    def compute(self, ctx: KernelContext, input: Any) -> Any:
+        def decode(s: bytes) -> bytes:
+            try:
+                return base64.urlsafe_b64decode(s + b"=" * (-len(s) % 4))
+            except (binascii.Error, ValueError):
+                raise ValueError(f"Invalid character found in base64: {s!r}") from None
+
+        return map_strings(decode, input)
 
 
 # --- builders -------------------------------------------------------------------------------------
@@ -443,29 +422,6 @@ def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tenso
     return _create("RegexFullMatch", [_string(input), _string(pattern, "pattern")], {}, name)
 
 
-def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None) -> Tensor:
-    """Each string's FarmHash fingerprint modulo ``num_buckets``: TensorFlow's bucket ids.
-
-    >>> import nbflow as tf
-    >>> tf.Session().run(tf.strings.to_hash_bucket_fast(["hello"], 1000)).tolist()
-    [296]
-    """
-    attrs = {"num_buckets": int(num_buckets)}
-    return _create("StringToHashBucketFast", [_string(input)], attrs, name)
-
-
-def to_hash_bucket_strong(input: Any, num_buckets: int, key: Any, name: str | None = None):
-    """Each string's keyed SipHash-2-4 modulo ``num_buckets``: TensorFlow's bucket ids."""
-    attrs = {"num_buckets": int(num_buckets), "key": [int(k) for k in key]}
-    return _create("StringToHashBucketStrong", [_string(input)], attrs, name)
-
-
-def to_hash_bucket(string_tensor: Any, num_buckets: int, name: str | None = None) -> Tensor:
-    """Each string's legacy TensorFlow ``Hash64`` modulo ``num_buckets`` (prefer ``_fast``)."""
-    attrs = {"num_buckets": int(num_buckets)}
-    return _create("StringToHashBucket", [_string(string_tensor, "string_tensor")], attrs, name)
-
-
 def as_string(
     input: Any,
     precision: int = -1,
@@ -491,6 +447,21 @@ def as_string(
     return _create("AsString", [ops_lib.convert_to_tensor(input, name="input")], attrs, name)
 
 
+def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> Tensor:
+    """Each string in web-safe base64.
+
+    >>> import nbflow as tf
+    >>> tf.Session().run(tf.encode_base64(["Hello"])).tolist()
+    [b'SGVsbG8']
+    """
+    return _create("EncodeBase64", [_string(input)], {"pad": bool(pad)}, name)
+
+
+def decode_base64(input: Any, name: str | None = None) -> Tensor:
+    """Each web-safe base64 string decoded."""
+    return _create("DecodeBase64", [_string(input)], {}, name)
+
+
 def join(inputs: Any, separator: str = "", name: str | None = None) -> Tensor:
     """The elementwise concatenation of the string tensors ``inputs``, with ``separator``.
 
@@ -504,6 +475,8 @@ def join(inputs: Any, separator: str = "", name: str | None = None) -> Tensor:
 
 __all__ = [
     "as_string",
+    "decode_base64",
+    "encode_base64",
     "join",
     "length",
     "lower",
@@ -513,9 +486,6 @@ __all__ = [
     "strings",
     "strip",
     "substr",
-    "to_hash_bucket",
-    "to_hash_bucket_fast",
-    "to_hash_bucket_strong",
     "to_number",
     "upper",
 ]

@@ -160,6 +160,7 @@ def test_cluster_local_uses_tls_with_its_own_credentials(default_cluster):
     assert default_cluster.target.startswith("nbflow://tls://")
     assert all(t.address.startswith("tls://") for t in default_cluster.tasks.values())
     security = default_cluster.client.security
+    assert security is default_cluster.security
     assert security.require_encryption and "BEGIN CERTIFICATE" in security.tls_ca_file
     with tf.Graph().as_default():
         with tf.device("/job:ps/task:0"):

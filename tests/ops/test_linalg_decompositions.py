@@ -206,3 +206,48 @@ def test_linalg_shape_functions_reject_bad_shapes():
         tf.linalg.solve(tf.zeros([3, 3]), tf.zeros([2, 1]))
     with pytest.raises(ValueError, match="last dimension must be 3"):
         tf.linalg.cross(tf.zeros([2]), tf.zeros([2]))
+
+
+def test_lu_packs_factors_and_permutation_as_tensorflow():
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]])
+    packed, p = run(tf.linalg.lu(x))
+    # TensorFlow 2.21 (tf.compat.v1.linalg.lu) gives p = [2, 0, 1] and these factors.
+    assert p.tolist() == [2, 0, 1]
+    want = [[7.0, 8.0, 10.0], [1 / 7, 6 / 7, 11 / 7], [4 / 7, 0.5, -0.5]]
+    np.testing.assert_allclose(packed, want, rtol=1e-12, atol=1e-12)
+    lower, upper = np.tril(packed, -1) + np.eye(3), np.triu(packed)
+    np.testing.assert_allclose(lower @ upper, x[p], rtol=1e-12)
+
+
+def test_sqrtm_and_its_gradient_agree_with_scipy_and_finite_differences():
+    a0 = np.array([[4.0, 1.0], [1.0, 3.0]])
+    got = run(tf.linalg.sqrtm(a0))
+    np.testing.assert_allclose(got, [[1.98157763, 0.27083221], [0.27083221, 1.71074543]], rtol=1e-7)
+    w = np.array([[1.0, -2.0], [0.5, 3.0]])
+    a = tf.placeholder(tf.float64, [2, 2])
+    grad = run(tf.gradients(tf.reduce_sum(tf.matrix_square_root(a) * w), a)[0], {a: a0})
+    fd = _fd_grad(lambda m: np.sum(scipy.linalg.sqrtm(m).real * w), a0)
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_tridiagonal_matmul_and_solve_agree_with_the_dense_matrix():
+    superdiag, maindiag, subdiag = (
+        np.array([1.0, 2.0, 0.0]),
+        np.array([4.0, 5.0, 6.0]),
+        np.array([0.0, -1.0, 0.5]),
+    )
+    dense = np.diag(maindiag) + np.diag(superdiag[:-1], 1) + np.diag(subdiag[1:], -1)
+    compact = np.stack([superdiag, maindiag, subdiag])
+    rhs = RNG.standard_normal((3, 2))
+    product, solution, vector, from_sequence = run(
+        [
+            tf.linalg.tridiagonal_matmul(compact, rhs),
+            tf.linalg.tridiagonal_solve(compact, rhs),
+            tf.linalg.tridiagonal_solve(compact, rhs[:, 0]),
+            tf.linalg.tridiagonal_solve((superdiag, maindiag, subdiag), rhs, "sequence"),
+        ]
+    )
+    np.testing.assert_allclose(product, dense @ rhs, rtol=1e-12)
+    np.testing.assert_allclose(solution, np.linalg.solve(dense, rhs), rtol=1e-10)
+    np.testing.assert_allclose(vector, np.linalg.solve(dense, rhs[:, 0]), rtol=1e-10)
+    np.testing.assert_allclose(from_sequence, solution, rtol=1e-12)

@@ -86,3 +86,35 @@ def test_stateless_ops_are_a_function_of_the_seed_across_graphs_and_sessions():
 def test_stateless_op_rejects_a_seed_that_is_not_a_pair():
     with pytest.raises(ValueError, match="seed must have shape"):
         tf.random.stateless_uniform([3], seed=[1, 2, 3])
+
+
+def test_candidate_samplers_draw_from_their_distributions():
+    true = tf.constant([[1], [3]], tf.int64)
+    uniform = tf.random.uniform_candidate_sampler(true, 1, 4000, False, 8, seed=1)
+    fixed = tf.random.fixed_unigram_candidate_sampler(
+        true, 1, 4000, False, 4, unigrams=[1.0, 3.0, 4.0], num_reserved_ids=1, seed=2
+    )
+    every = tf.random.all_candidate_sampler(true, 1, 5, True)
+    unique = tf.random.uniform_candidate_sampler(true, 1, 8, True, 8, seed=3)
+    (u, u_true, _), (f, _, f_count), (a, a_true, a_count), (q, _, _) = run(
+        [uniform, fixed, every, unique]
+    )
+    np.testing.assert_allclose(np.bincount(u, minlength=8) / 4000, 1 / 8, atol=0.02)
+    np.testing.assert_allclose(u_true, [[500.0], [500.0]])
+    np.testing.assert_allclose(
+        np.bincount(f, minlength=4) / 4000, [0, 0.125, 0.375, 0.5], atol=0.025
+    )
+    assert a.tolist() == [0, 1, 2, 3, 4] and (a_true == 1).all() and (a_count == 1).all()
+    assert sorted(q.tolist()) == list(range(8))
+    assert f_count.shape == (4000,)
+
+
+def test_learned_unigram_sampler_learns_from_the_true_classes_it_sees():
+    true = tf.constant([[3]] * 50, tf.int64)
+    sampled, _, _ = tf.random.learned_unigram_candidate_sampler(true, 1, 200, False, 6, seed=4)
+    with tf.Session() as sess:
+        first = sess.run(sampled)
+        for _ in range(20):
+            last = sess.run(sampled)
+    assert (first == 3).mean() > 0.8 and (last == 3).mean() > (first == 3).mean() - 0.05
+    assert (last == 3).mean() > 0.95
