@@ -308,10 +308,8 @@ from nbflow import distributions  # noqa: E402
 # --- Input formats and I/O (issue 16, api-inputs): tf.io, Example parsing, files, raw bytes ----
 from nbflow import io  # tf.io
 from nbflow.ops.bytes_ops import (
-    decode_base64,
     decode_compressed,
     decode_raw,
-    encode_base64,
     matching_files,
     parse_tensor,
     read_file,

@@ -17,10 +17,8 @@ from typing import Any
 
 from nbflow import gfile
 from nbflow.ops.bytes_ops import (
-    decode_base64,
     decode_compressed,
     decode_raw,
-    encode_base64,
     match_filenames_once,
     matching_files,
     parse_tensor,
@@ -60,6 +58,7 @@ from nbflow.ops.image_codec_ops import (
 from nbflow.ops.image_ops import decode_image
 from nbflow.ops.parsing_ops import decode_csv
 from nbflow.ops.reader_ops import TFRecordWriter, tf_record_iterator
+from nbflow.ops.string_ops import decode_base64, encode_base64
 from nbflow.ops.sparse_serialization_ops import (
     deserialize_many_sparse,
     serialize_many_sparse,

@@ -13,7 +13,6 @@ contents as one such string, typically fed to ``tf.image.decode_jpeg`` or ``deco
 
 from __future__ import annotations
 
-import base64
 import glob
 import gzip
 import os
@@ -33,10 +32,8 @@ from nbflow.ops.variables import Variable
 Tensor = ops_lib.Tensor
 
 __all__ = [
-    "decode_base64",
     "decode_compressed",
     "decode_raw",
-    "encode_base64",
     "match_filenames_once",
     "matching_files",
     "parse_tensor",
@@ -230,49 +227,6 @@ def _elementwise(data: Any, convert: Any) -> np.ndarray:
     return _strings_out(flat, strings.shape)
 
 
-class EncodeBase64(OpDef):
-    """Each string in web-safe base64 (``-`` and ``_``), padded with ``=`` if ``pad``."""
-
-    inputs = ("input",)
-    attrs = {"pad": False}
-    differentiable = False
-    cpu_only = True  # host work: protobuf, Pillow, files
-    samples = [Sample(input=np.array([b"ab?", b""], dtype=object))]
-
-    def infer(self, input: TensorSpec, pad: bool) -> TensorSpec:  # noqa: A002
-        return input
-
-    def compute(self, ctx: KernelContext, data: Any, pad: bool) -> np.ndarray:
-        def encode(s: bytes) -> bytes:
-            text = base64.urlsafe_b64encode(s)
-            return text if pad else text.rstrip(b"=")
-
-        return _elementwise(data, encode)
-
-
-class DecodeBase64(OpDef):
-    """Each web-safe base64 string decoded (padding optional)."""
-
-    inputs = ("input",)
-    differentiable = False
-    cpu_only = True  # host work: protobuf, Pillow, files
-    samples = [Sample(input=np.array([b"YWI_", b"YQ"], dtype=object))]
-
-    def infer(self, input: TensorSpec) -> TensorSpec:  # noqa: A002
-        return input
-
-    def compute(self, ctx: KernelContext, data: Any) -> np.ndarray:
-        def decode(s: bytes) -> bytes:
-            try:
-                return base64.urlsafe_b64decode(s + b"=" * (-len(s) % 4))
-            except ValueError as e:
-                raise errors.InvalidArgumentError(
-                    None, None, f"Invalid character found in base64: {s[:32]!r} ({e})"
-                ) from None
-
-        return _elementwise(data, decode)
-
-
 class DecodeCompressed(OpDef):
     """Each string decompressed: ``compression_type`` "" (none), "ZLIB" or "GZIP"."""
 
@@ -369,21 +323,6 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Ten
     """The tensor that ``serialize_tensor`` wrote into ``serialized``, of dtype ``out_type``."""
     attrs = {"out_type": dtypes.as_dtype(out_type)}
     return _create("ParseTensor", [_string(serialized)], attrs, name).outputs[0]
-
-
-def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> Tensor:  # noqa: A002
-    """Each string in web-safe base64 (TensorFlow's ``tf.io.encode_base64``).
-
-    >>> import nbflow as tf
-    >>> tf.Session().run(tf.io.encode_base64([b"ab?"])).tolist()
-    [b'YWI_']
-    """
-    return _create("EncodeBase64", [_string(input)], {"pad": bool(pad)}, name).outputs[0]
-
-
-def decode_base64(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
-    """Each web-safe base64 string decoded."""
-    return _create("DecodeBase64", [_string(input)], None, name).outputs[0]
 
 
 def decode_compressed(bytes: Any, compression_type: str = "", name: str | None = None) -> Tensor:  # noqa: A002
