@@ -308,6 +308,7 @@ from nbflow import distributions  # noqa: E402
 # --- Input formats and I/O (issue 16, api-inputs): tf.io, Example parsing, files, raw bytes ----
 from nbflow import io  # tf.io
 from nbflow.ops.bytes_ops import (
+    decode_compressed,
     decode_raw,
     matching_files,
     parse_tensor,
@@ -320,9 +321,15 @@ from nbflow.ops.example_parsing_ops import (
     FixedLenSequenceFeature,
     SparseFeature,
     VarLenFeature,
+    decode_json_example,
     parse_example,
     parse_single_example,
     parse_single_sequence_example,
+)
+from nbflow.ops.sparse_serialization_ops import (
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
 )
 
 # ---- Top-level TensorFlow 1.15 names nbflow lacked: array functions, framework helpers -------
