@@ -8,6 +8,7 @@ import pytest
 from google.protobuf import text_format
 
 import nbflow as tf
+from tests.tf_interop import run_tensorflow
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "tf")
 
@@ -82,3 +83,44 @@ def test_duplicate_names_and_dangling_inputs_are_refused():
         tf.import_graph_def({"node": [{"name": "b", "op": "Identity", "input": ["nowhere"]}]})
     with pytest.raises(ValueError, match="not nbflow's JSON GraphDef"):
         tf.import_graph_def("\x08\x01garbage")
+
+
+def test_tensorflow_imports_a_frozen_graph_nbflow_wrote_and_computes_the_same(tmp_path):
+    rng = np.random.default_rng(0)
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    w = tf.Variable(rng.standard_normal((3, 4)).astype(np.float32), name="w")
+    b = tf.Variable(rng.standard_normal(4).astype(np.float32), name="b")
+    h = tf.nn.relu(tf.matmul(x, w) + b)
+    y = tf.nn.softmax(tf.reshape(tf.reduce_mean(h, axis=1, keepdims=True) * h, [-1, 4]), name="y")
+    feed = rng.standard_normal((2, 3)).astype(np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        expected = sess.run(y, {x: feed})
+        frozen = tf.graph_util.convert_variables_to_constants(
+            sess, tf.get_default_graph().as_graph_def(), ["y"]
+        )
+    path = tf.train.write_graph(frozen, str(tmp_path), "frozen.pb", as_text=False)
+    np.save(tmp_path / "x.npy", feed)
+    out = run_tensorflow(
+        """
+        import sys, numpy as np
+        tf1.disable_eager_execution()
+        graph_def = tf1.GraphDef()
+        graph_def.ParseFromString(open(sys.argv[1], "rb").read())
+        x, y = tf1.import_graph_def(graph_def, return_elements=["x:0", "y:0"], name="")
+        with tf1.Session() as sess:
+            np.save(sys.argv[2], sess.run(y, {x: np.load(sys.argv[3])}))
+        """,
+        path,
+        str(tmp_path / "y.npy"),
+        str(tmp_path / "x.npy"),
+    )
+    del out
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), expected, rtol=1e-5)
+    # and nbflow reads its own file back
+    graph_def = tf.GraphDef()
+    graph_def.ParseFromString(open(path, "rb").read())
+    with tf.Graph().as_default():
+        x2, y2 = tf.import_graph_def(graph_def, return_elements=["x:0", "y:0"], name="")
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(y2, {x2: feed}), expected, rtol=1e-6)

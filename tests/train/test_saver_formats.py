@@ -6,9 +6,6 @@ Fixtures come from tests/fixtures/make_tf_fixtures.py; their values are ``values
 
 import os
 import shutil
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -16,6 +13,7 @@ import pytest
 import nbflow as tf
 from nbflow import errors
 from nbflow.framework import table, tensor_bundle
+from tests.tf_interop import run_tensorflow
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "tf")
 CKPT = os.path.join(FIXTURES, "ckpt", "model.ckpt-7")
@@ -35,33 +33,6 @@ EXPECTED = {
     "words": np.array([b"hello", b"world"], dtype=object),
     "global_step": np.int64(7),
 }
-
-
-def tensorflow_python():
-    """A Python that can import tensorflow (the benchmark venv), or None."""
-    candidates = [sys.executable, os.environ.get("NBFLOW_TF_PYTHON", "")]
-    candidates.append(
-        os.path.join(os.path.dirname(__file__), *[".."] * 2, ".benchvenv", "bin", "python")
-    )
-    candidates.append("/work/main/.benchvenv/bin/python")
-    for python in candidates:
-        if python and os.path.exists(python):
-            check = subprocess.run([python, "-c", "import tensorflow"], capture_output=True)
-            if check.returncode == 0:
-                return python
-    return None
-
-
-def run_tensorflow(script, *args):
-    python = tensorflow_python()
-    if python is None:
-        pytest.skip("tensorflow is not importable here")
-    code = "import tensorflow as tf\ntf1 = tf.compat.v1\n" + textwrap.dedent(script)
-    result = subprocess.run(
-        [python, "-c", code, *args], capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
 
 
 # --- TensorFlow's files, read by nbflow -------------------------------------------------------
