@@ -102,3 +102,29 @@ def test_remove_training_nodes_and_extract_sub_graph(rng):
     stripped = tf.graph_util.remove_training_nodes(sub)
     names = {n["name"] for n in stripped["node"]}
     assert "dense/w/read" not in names and "y" in names
+
+
+def test_a_saved_model_tensorflow_wrote_loads_and_computes_tensorflows_outputs():
+    fixtures = os.path.join(os.path.dirname(__file__), "fixtures", "tf")
+    io = np.load(os.path.join(fixtures, "frozen_io.npz"))  # same model, same input
+    with tf.Session(graph=tf.Graph()) as sess:
+        meta = tf.saved_model.loader.load(
+            sess, [tf.saved_model.tag_constants.SERVING], os.path.join(fixtures, "saved_model")
+        )
+        signature = meta.signature_def["serving_default"]
+        x, y = signature.inputs["x"].name, signature.outputs["y"].name
+        np.testing.assert_allclose(sess.run(y, {x: io["x"]}), io["y"], rtol=1e-6)
+        with pytest.raises(RuntimeError, match="could not be found"):
+            tf.saved_model.loader.load(sess, ["train"], os.path.join(fixtures, "saved_model"))
+
+
+def test_a_meta_graph_tensorflow_wrote_imports_with_its_variables_and_restores():
+    fixtures = os.path.join(os.path.dirname(__file__), "fixtures", "tf")
+    saver = tf.train.import_meta_graph(os.path.join(fixtures, "model.meta"))
+    assert sorted(v.op.name for v in tf.trainable_variables())[:2] == ["counts", "dense/bias"]
+    assert tf.train.get_global_step().op.name == "global_step"
+    with tf.Session() as sess:
+        saver.restore(sess, os.path.join(fixtures, "ckpt", "model.ckpt-7"))
+        kernel, words, step = sess.run(["dense/kernel:0", "words:0", "global_step:0"])
+    np.testing.assert_array_equal(kernel, (np.arange(12) * 0.25 - 1).reshape(3, 4))
+    assert list(words) == [b"hello", b"world"] and step == 7

@@ -42,8 +42,11 @@ from typing import Any
 
 import numpy as np
 
+from google.protobuf import text_format
+
 from nbflow.framework import ops as ops_lib
-from nbflow.framework import tensor_bundle
+from nbflow.framework import protos, tensor_bundle
+from nbflow.framework.graph_def import import_graph_def
 from nbflow.framework.ops import GraphKeys, Operation, Tensor
 from nbflow.ops import array_ops, control_flow_ops, io_ops, state_ops, variables
 
@@ -315,19 +318,39 @@ def _variable_from_proto(graph: ops_lib.Graph, proto: dict[str, Any], scope: str
         return variables.Variable(variable_def=proto, import_scope=scope.rstrip("/") or None)
 
 
+def read_meta_graph_file(filename: str) -> Any:
+    """A ``.meta`` file: TensorFlow's binary or text ``MetaGraphDef``, or nbflow's JSON one."""
+    with open(filename, "rb") as f:
+        data = f.read()
+    if data.lstrip().startswith(b"{"):
+        return json.loads(data)
+    meta = protos.MetaGraphDef()
+    try:
+        meta.ParseFromString(data)
+    except Exception:  # not binary: protobuf's text format
+        try:
+            text_format.Parse(data.decode(), meta)
+        except (UnicodeDecodeError, text_format.ParseError) as e:
+            raise OSError(f"Cannot parse {filename} as a MetaGraphDef: {e}") from None
+    return meta
+
+
 def import_meta_graph(
-    meta_graph_or_file: dict[str, Any] | str,
+    meta_graph_or_file: Any,
     clear_devices: bool = False,
     import_scope: str | None = None,
     **kwargs: Any,
 ) -> Saver | None:
-    """Import a MetaGraphDef into the default graph; returns its Saver (None if it had none)."""
-    from nbflow.framework.graph_def import import_graph_def
+    """Import a MetaGraphDef into the default graph; returns its Saver (None if it had none).
 
+    Takes TensorFlow's ``MetaGraphDef`` (a ``.meta`` file TensorFlow wrote, or the proto) as well
+    as nbflow's JSON one.
+    """
     meta = meta_graph_or_file
     if isinstance(meta, str):
-        with open(meta) as f:
-            meta = json.load(f)
+        meta = read_meta_graph_file(meta)
+    if isinstance(meta, protos.MetaGraphDef):
+        return _import_tensorflow_meta_graph(meta, clear_devices, import_scope)
     graph_def = meta["graph_def"]
     if clear_devices:
         graph_def = {**graph_def, "node": [{**n, "device": ""} for n in graph_def["node"]]}
@@ -347,6 +370,79 @@ def import_meta_graph(
     if not saver_def:
         return None
     return Saver(saver_def=_scoped_saver_def(saver_def, scope))
+
+
+def _import_tensorflow_meta_graph(
+    meta: Any, clear_devices: bool, import_scope: str | None
+) -> Saver | None:
+    """Import TensorFlow's MetaGraphDef: its graph without TensorFlow's saver subgraph, its
+    variables (VariableDef protos in the collections) and collections; a new nbflow ``Saver``
+    over those variables restores TensorFlow's checkpoints (the same format)."""
+    saver_scope = ""
+    if meta.HasField("saver_def") and "/" in meta.saver_def.restore_op_name:
+        saver_scope = meta.saver_def.restore_op_name.rsplit("/", 1)[0] + "/"
+    graph_def = protos.GraphDef()
+    graph_def.CopyFrom(meta.graph_def)
+    del graph_def.node[:]
+    for node in meta.graph_def.node:
+        if not (saver_scope and node.name.startswith(saver_scope)):
+            graph_def.node.add().CopyFrom(node)
+            if clear_devices:
+                graph_def.node[-1].device = ""
+    graph = ops_lib.get_default_graph()
+    import_graph_def(graph_def, name=import_scope or "")
+    scope = f"{import_scope}/" if import_scope else ""
+    saved: dict[str, Any] = {}
+    for key, entry in sorted(meta.collection_def.items()):
+        kind = entry.WhichOneof("kind")
+        if kind is None:
+            continue
+        values: list[Any] = list(getattr(entry, kind).value)
+        if key in _VARIABLE_COLLECTIONS:
+            values = [
+                _wrap_variable(graph, protos.VariableDef.FromString(v), scope, saved)
+                for v in values
+            ]
+        elif kind == "node_list":
+            values = [
+                graph.as_graph_element(scope + n)
+                for n in values
+                if not n.startswith(saver_scope or "\0")
+            ]
+        existing = graph.get_collection_ref(key)
+        existing.extend(v for v in values if v not in existing)
+    if not meta.HasField("saver_def") or not saved:
+        return None
+    return Saver(
+        var_list=saved,
+        max_to_keep=meta.saver_def.max_to_keep,
+        keep_checkpoint_every_n_hours=meta.saver_def.keep_checkpoint_every_n_hours or 10000.0,
+    )
+
+
+_VARIABLE_COLLECTIONS = (
+    GraphKeys.GLOBAL_VARIABLES,
+    GraphKeys.TRAINABLE_VARIABLES,
+    "local_variables",
+    "model_variables",
+    "moving_average_variables",
+    GraphKeys.GLOBAL_STEP,
+)
+
+
+def _wrap_variable(graph: ops_lib.Graph, proto: Any, scope: str, saved: dict[str, Any]) -> Any:
+    name = proto.variable_name.rsplit(":", 1)[0]
+    if name in saved:
+        return saved[name]
+    variable_def = {
+        "variable_name": proto.variable_name,
+        "initializer_name": proto.initializer_name,
+        "snapshot_name": proto.snapshot_name,
+        "initial_value_name": proto.initial_value_name,
+        "trainable": proto.trainable,
+    }
+    saved[name] = _variable_from_proto(graph, variable_def, scope)
+    return saved[name]
 
 
 def _scoped_saver_def(saver_def: dict[str, Any], scope: str) -> dict[str, Any]:
