@@ -16,6 +16,8 @@ import os
 from typing import Any
 from collections.abc import Sequence
 
+from google.protobuf import text_format
+
 from nbflow.framework import protos
 from nbflow.ops import io_ops
 from nbflow.saved_model import builder
@@ -23,12 +25,13 @@ from nbflow.train import saver as saver_lib
 
 
 TF_SAVED_MODEL_FILENAME = "saved_model.pb"
+TF_TEXT_FILENAME = "saved_model.pbtxt"
 
 
 def maybe_saved_model_directory(export_dir: str) -> bool:
     return any(
         os.path.isfile(os.path.join(export_dir, name))
-        for name in (builder.SAVED_MODEL_FILENAME, TF_SAVED_MODEL_FILENAME)
+        for name in (builder.SAVED_MODEL_FILENAME, TF_SAVED_MODEL_FILENAME, TF_TEXT_FILENAME)
     )
 
 
@@ -36,11 +39,19 @@ def _load_tensorflow(
     sess: Any, tags: Sequence[str], export_dir: str, import_scope: str | None
 ) -> Any:
     path = os.path.join(export_dir, TF_SAVED_MODEL_FILENAME)
-    with open(path, "rb") as f:
-        try:
-            saved_model = protos.SavedModel.FromString(f.read())
-        except Exception as e:
-            raise OSError(f"Cannot parse {path} as a SavedModel: {e}") from None
+    saved_model = protos.SavedModel()
+    try:
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                saved_model.ParseFromString(f.read())
+        else:
+            path = os.path.join(export_dir, TF_TEXT_FILENAME)
+            with open(path) as f:
+                text_format.Parse(f.read(), saved_model)
+    except FileNotFoundError:
+        raise OSError(f"SavedModel file does not exist at: {export_dir}") from None
+    except Exception as e:
+        raise OSError(f"Cannot parse {path} as a SavedModel: {e}") from None
     wanted = set(tags)
     metas = [m for m in saved_model.meta_graphs if set(m.meta_info_def.tags) == wanted]
     if not metas:
@@ -89,8 +100,7 @@ def load(
     Returns the MetaGraphDef (a dict; ``["signature_def"]`` names the served tensors).
     """
     if not os.path.isfile(os.path.join(export_dir, builder.SAVED_MODEL_FILENAME)):
-        if os.path.isfile(os.path.join(export_dir, TF_SAVED_MODEL_FILENAME)):
-            return _load_tensorflow(sess, tags, export_dir, import_scope)
+        return _load_tensorflow(sess, tags, export_dir, import_scope)
     document = _read(export_dir)
     wanted = set(tags)
     for meta in document["meta_graphs"]:
