@@ -150,6 +150,8 @@ def tensorflow_meta_graph_def(
     tags: Sequence[str] = (),
     signature_def_map: dict[str, Any] | None = None,
     clear_devices: bool = False,
+    collection_list: Sequence[str] | None = None,
+    graph_def: Any = None,
 ) -> Any:
     """The ``MetaGraphDef`` TensorFlow's loader reads for ``graph``; the saver restores
     ``var_list`` (checkpoint name -> Variable; default: the global variables by op name)."""
@@ -160,19 +162,19 @@ def tensorflow_meta_graph_def(
             drop.add(sd["restore_op_name"].rsplit("/", 1)[0] + "/")
     if saver_def:
         drop.add(saver_def["restore_op_name"].rsplit("/", 1)[0] + "/")
-    full = tensorflow_graph_def(graph)
-    graph_def = protos.GraphDef(versions=full.versions)
+    full = tensorflow_graph_def(graph if graph_def is None else graph_def)
+    out = protos.GraphDef(versions=full.versions)
     for n in full.node:
         if not any(n.name.startswith(scope) for scope in drop):
-            graph_def.node.add().CopyFrom(n)
+            out.node.add().CopyFrom(n)
             if clear_devices:
-                graph_def.node[-1].device = ""
-    kept = {n.name for n in graph_def.node}
+                out.node[-1].device = ""
+    kept = {n.name for n in out.node}
     saved = var_list if var_list is not None else {}
     if var_list is None:
         with graph.as_default():
             saved = {v.op.name: v for v in variables.global_variables()}
-    meta = protos.MetaGraphDef(graph_def=graph_def)
+    meta = protos.MetaGraphDef(graph_def=out)
     meta.meta_info_def.tags.extend(tags)
     # the TensorFlow API the graph follows (TensorFlow's loader parses it as a version number);
     # the git version says who wrote it
@@ -180,7 +182,8 @@ def tensorflow_meta_graph_def(
     meta.meta_info_def.tensorflow_git_version = "nbflow"
     if saved:
         meta.saver_def.CopyFrom(_add_saver(meta.graph_def, saved, saver_def))
-    for key in graph.get_all_collection_keys():
+    keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
+    for key in keys:
         if key == GraphKeys.SAVERS:
             continue
         entry = _collection(graph.get_collection(key), kept)

@@ -47,8 +47,9 @@ from google.protobuf import text_format
 from nbflow.framework import ops as ops_lib
 from nbflow.framework import protos, tensor_bundle
 from nbflow.framework.graph_def import import_graph_def
-from nbflow.framework.ops import GraphKeys, Operation, Tensor
+from nbflow.framework.ops import GraphKeys, Tensor
 from nbflow.ops import array_ops, control_flow_ops, io_ops, state_ops, variables
+from nbflow.train import meta_graph
 
 _log = logging.getLogger("nbflow.train")
 
@@ -262,54 +263,40 @@ def _prefix_of(path: str) -> str | None:
 
 
 # --- meta graphs ------------------------------------------------------------------------------
-def _collection_entry(values: list[Any]) -> dict[str, Any] | None:
-    if all(isinstance(v, variables.Variable) for v in values):
-        return {"variables": [v.to_proto() for v in values]}
-    if all(isinstance(v, (Tensor, Operation)) for v in values):
-        return {"node_list": [v.name for v in values]}
-    if all(isinstance(v, (bytes, str)) for v in values):
-        return {"bytes_list": [v.decode() if isinstance(v, bytes) else v for v in values]}
-    if all(isinstance(v, numbers.Integral) for v in values):
-        return {"int64_list": [int(v) for v in values]}
-    if all(isinstance(v, numbers.Real) for v in values):
-        return {"float_list": [float(v) for v in values]}
-    return None  # Python objects of other libraries are not serialised, as in TensorFlow
-
-
 def export_meta_graph(
     filename: str | None = None,
     meta_info_def: dict[str, Any] | None = None,
-    graph_def: dict[str, Any] | None = None,
+    graph_def: Any = None,
     saver_def: dict[str, Any] | None = None,
     collection_list: Sequence[str] | None = None,
     as_text: bool = False,
     graph: ops_lib.Graph | None = None,
     clear_devices: bool = False,
     signature_def_map: dict[str, Any] | None = None,
+    var_list: dict[str, Any] | None = None,
     **unused: Any,
-) -> dict[str, Any]:
-    """A MetaGraphDef (JSON dict: graph, saver, collections, signatures), written to
-    ``filename`` when given."""
+) -> Any:
+    """TensorFlow's ``MetaGraphDef`` of the graph (``nbflow.train.meta_graph``), written to
+    ``filename`` when given (binary, or protobuf's text format with ``as_text``)."""
     graph = graph or ops_lib.get_default_graph()
-    graph_def = graph_def or graph.as_graph_def(add_shapes=True)
-    if clear_devices:
-        graph_def = {**graph_def, "node": [{**n, "device": ""} for n in graph_def["node"]]}
-    collections = {}
-    keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
-    for key in keys:
-        entry = _collection_entry(graph.get_collection(key))
-        if entry is not None:
-            collections[key] = entry
-    meta = {
-        "meta_info_def": {"tensorflow_version": "nbflow", **(meta_info_def or {})},
-        "graph_def": graph_def,
-        "saver_def": saver_def,
-        "collection_def": collections,
-        "signature_def": signature_def_map or {},
-    }
+    meta = meta_graph.tensorflow_meta_graph_def(
+        graph,
+        var_list=var_list,
+        saver_def=saver_def,
+        signature_def_map=signature_def_map,
+        clear_devices=clear_devices,
+        collection_list=collection_list,
+        graph_def=graph_def,
+    )
+    for key, value in (meta_info_def or {}).items():
+        setattr(meta.meta_info_def, key, value)
     if filename:
-        write_atomically(filename, json.dumps(meta))
+        write_atomically(filename, _meta_graph_bytes(meta, as_text))
     return meta
+
+
+def _meta_graph_bytes(meta: Any, as_text: bool) -> bytes:
+    return text_format.MessageToString(meta).encode() if as_text else meta.SerializeToString()
 
 
 def _variable_from_proto(graph: ops_lib.Graph, proto: dict[str, Any], scope: str) -> Any:
@@ -744,7 +731,7 @@ class Saver:
         strip_default_attrs: bool = False,
         save_debug_info: bool = False,
         graph: ops_lib.Graph | None = None,
-    ) -> dict[str, Any]:
+    ) -> Any:
         graph = graph or self._graph
         keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
         # Exporting a graph whose constants hold large arrays is costly; a training loop saves
@@ -759,13 +746,15 @@ class Saver:
         )
         cached = getattr(self, "_meta_graph_cache", None)
         if cached is None or cached[0] != key:
+            var_list = None if self._var_list is None else _var_list_to_dict(self._var_list)
             meta = export_meta_graph(
                 saver_def=self.saver_def,
                 collection_list=collection_list,
                 graph=graph,
                 clear_devices=clear_devices,
+                var_list=var_list,
             )
-            cached = self._meta_graph_cache = (key, meta, json.dumps(meta))
+            cached = self._meta_graph_cache = (key, meta, meta.SerializeToString())
         if filename:
-            write_atomically(filename, cached[2])
+            write_atomically(filename, _meta_graph_bytes(cached[1], True) if as_text else cached[2])
         return cached[1]

@@ -147,6 +147,26 @@ def test_tensorflow_restores_its_variables_from_an_nbflow_checkpoint(tmp_path):
     assert out.strip() == str(values([3, 4], 1).tolist())
 
 
+def test_tensorflow_imports_the_meta_graph_nbflow_wrote_and_restores_with_its_saver(tmp_path):
+    path, _ = _save_nbflow_checkpoint(str(tmp_path))
+    out = run_tensorflow(
+        """
+        import sys
+        tf1.disable_eager_execution()
+        saver = tf1.train.import_meta_graph(sys.argv[1] + ".meta")
+        with tf1.Session() as sess:
+            saver.restore(sess, sys.argv[1])
+            print(sorted(v.op.name for v in tf1.global_variables()))
+            print(sess.run("dense/kernel:0").tolist(), sess.run("words:0").tolist())
+        """,
+        path,
+    )
+    assert out.splitlines() == [
+        "['counts', 'dense/kernel', 'words']",
+        f"{values([3, 4], 1).tolist()} [b'a', b'bc', b'']",
+    ]
+
+
 # --- damage -------------------------------------------------------------------------------------
 @pytest.fixture
 def saved(tmp_path):
