@@ -49,6 +49,7 @@ from nbflow.framework import protos, tensor_bundle
 from nbflow.framework.graph_def import import_graph_def
 from nbflow.framework.ops import GraphKeys, Tensor
 from nbflow.ops import array_ops, control_flow_ops, io_ops, state_ops, variables
+from nbflow.ops.partitioned_variables import PartitionedVariable
 from nbflow.train import meta_graph
 
 _log = logging.getLogger("nbflow.train")
@@ -441,23 +442,38 @@ def _scoped_saver_def(saver_def: dict[str, Any], scope: str) -> dict[str, Any]:
 
 # --- the Saver --------------------------------------------------------------------------------
 def _var_list_to_dict(var_list: Any) -> dict[str, Any]:
+    """Name -> Variable or Tensor; a PartitionedVariable contributes its shards (by op name)."""
     if isinstance(var_list, dict):
         items = list(var_list.items())
     else:
         items = []
         for v in var_list:
+            if isinstance(v, PartitionedVariable):
+                items += [(part.op.name, part) for part in v]
+                continue
             if not isinstance(v, (variables.Variable, Tensor)):
                 raise TypeError(f"Variable to save is not a Variable: {v!r}")
-            name = v.op.name
-            items.append((name, v))
+            items.append((v.op.name, v))
     names: dict[str, Any] = {}
     for name, v in items:
-        if not isinstance(v, (variables.Variable, Tensor)):
-            raise TypeError(f"Variable to save is not a Variable or Tensor: {v!r}")
-        if name in names:
-            raise ValueError(f"At least two variables have the same name: {name}")
-        names[name] = v
+        parts = list(v) if isinstance(v, PartitionedVariable) else [v]
+        for part in parts:
+            key = part.op.name if len(parts) > 1 or part is not v else name
+            if not isinstance(part, (variables.Variable, Tensor)):
+                raise TypeError(f"Variable to save is not a Variable or Tensor: {part!r}")
+            if key in names:
+                raise ValueError(f"At least two variables have the same name: {key}")
+            names[key] = part
     return names
+
+
+def _checkpoint_key(name: str, v: Any) -> tuple[str, str]:
+    """(tensor name in the checkpoint, slice spec): a shard of a partitioned variable is saved
+    as its slice of the full variable, as TensorFlow saves it."""
+    info = getattr(v, "_save_slice_info", None)
+    if isinstance(info, tuple):
+        return info[0], info[1]
+    return name, ""
 
 
 class Saver:
@@ -539,8 +555,9 @@ class Saver:
                     saves.append(
                         io_ops.save_v2(
                             temp,
-                            names,
+                            [_checkpoint_key(n, entries[n])[0] for n in names],
                             [entries[n] for n in names],
+                            shape_and_slices=[_checkpoint_key(n, entries[n])[1] for n in names],
                             shard=k if self._sharded else -1,
                             sync=self._sync,
                             num_shards=len(groups),
@@ -559,11 +576,13 @@ class Saver:
                     if not restorable:
                         continue
                     vs = [entries[n] for n in restorable]
+                    keys = [_checkpoint_key(n, entries[n]) for n in restorable]
                     tensors = io_ops.restore_v2(
                         filename,
-                        restorable,
+                        [k[0] for k in keys],
                         [v.dtype.base_dtype for v in vs],
                         [v.shape for v in vs],
+                        shape_and_slices=[k[1] for k in keys],
                     )
                     assigns = [
                         state_ops.assign(v, t, validate_shape=v.shape.is_fully_defined())

@@ -267,3 +267,47 @@ def test_a_wrong_dtype_is_refused(saved):
         with tf.Session() as sess:
             with pytest.raises(errors.InvalidArgumentError, match="float64.*float32"):
                 tf.train.Saver([w]).restore(sess, path)
+
+
+# --- partitioned variables ----------------------------------------------------------------------
+def _partitioned(shards, name="emb"):
+    return tf.get_variable(
+        name,
+        shape=[10, 4],
+        initializer=tf.zeros_initializer(),
+        partitioner=tf.fixed_size_partitioner(shards),
+    )
+
+
+def test_a_tensorflow_partitioned_checkpoint_restores_into_another_partitioning():
+    emb = _partitioned(2)
+    with tf.Session() as sess:
+        tf.train.Saver().restore(sess, os.path.join(FIXTURES, "partitioned", "model.ckpt-3"))
+        np.testing.assert_array_equal(np.concatenate(sess.run(list(emb))), values([10, 4], 3))
+
+
+def test_partitioned_variables_save_as_slices_of_one_tensor_and_restore_repartitioned(tmp_path):
+    emb = _partitioned(3)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for part, piece in zip(emb, np.split(values([10, 4], 3), [4, 7])):
+            part.load(piece, sess)
+        path = tf.train.Saver().save(sess, str(tmp_path / "model.ckpt"), global_step=1)
+    assert tf.train.list_variables(path) == [("emb", [10, 4])]
+    np.testing.assert_array_equal(tf.train.load_variable(path, "emb"), values([10, 4], 3))
+    with tf.Graph().as_default():
+        parts = _partitioned(4)
+        whole = tf.get_variable("whole", shape=[10, 4])
+        with tf.Session() as sess:
+            tf.train.Saver(list(parts)).restore(sess, path)
+            tf.train.Saver({"emb": whole}).restore(sess, path)
+            np.testing.assert_array_equal(np.concatenate(sess.run(list(parts))), values([10, 4], 3))
+            np.testing.assert_array_equal(sess.run(whole), values([10, 4], 3))
+    out = run_tensorflow(
+        """
+        import sys
+        print(tf1.train.NewCheckpointReader(sys.argv[1]).get_tensor("emb").tolist())
+        """,
+        path,
+    )
+    assert out.strip() == str(values([10, 4], 3).tolist())
