@@ -248,7 +248,7 @@ def as_graph_def_dict(graph_def: Any) -> dict[str, Any]:
                 f"graph_def is a string but not nbflow's JSON GraphDef ({e}); parse a binary or "
                 "text GraphDef into tf.GraphDef() first"
             ) from None
-    if not isinstance(graph_def, dict) or not isinstance(graph_def.get("node", []), list):
+    if not isinstance(graph_def, dict) or not isinstance(graph_def.get("node", []), (list, tuple)):
         raise TypeError(
             f"graph_def must be a tf.GraphDef or a dict with a 'node' list, got "
             f"{type(graph_def).__name__}"
@@ -266,7 +266,7 @@ def _validate_structure(graph_def: dict[str, Any]) -> None:
         if not isinstance(node.get("op"), str) or not node["op"]:
             raise ValueError(f"Node '{name}' of graph_def has no op type: {str(node)[:80]}")
         inputs = node.get("input", [])
-        if not isinstance(inputs, list) or not all(isinstance(i, str) for i in inputs):
+        if not isinstance(inputs, (list, tuple)) or not all(isinstance(i, str) for i in inputs):
             raise ValueError(
                 f"Node '{name}': 'input' must be a list of tensor names, got {inputs!r}"
             )
