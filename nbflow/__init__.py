@@ -253,9 +253,8 @@ from nbflow.ops.math_composite import (  # noqa: E402
     to_bfloat16,
     to_complex64,
     to_complex128,
-    truncatediv,
-    truncatemod,
 )
+from nbflow.ops.math_binary import truncatediv, truncatemod  # noqa: E402
 from nbflow.ops.segment_reductions import (  # noqa: E402
     segment_max,
     segment_mean,

@@ -215,6 +215,12 @@ class Sample:
 _REGISTRY: dict[str, OpDef] = {}
 
 
+def _origin(cls: type) -> str:
+    """Where an op class is declared: a module re-run (a notebook cell, a reload) may re-declare
+    its own op, another module may not."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 class OpDef:
     """Base class of op declarations; see the module docstring."""
 
@@ -277,6 +283,12 @@ class OpDef:
         cls.samples = [copy.copy(sample) for sample in cls.samples]
         for sample in cls.samples:
             sample.opdef = instance
+        known = _REGISTRY.get(cls.type)
+        if known is not None and _origin(type(known)) != _origin(cls):
+            raise TypeError(
+                f"op type {cls.type!r} is declared twice: by {_origin(type(known))} and by "
+                f"{_origin(cls)}; declare each op once (STYLE.md)"
+            )
         _REGISTRY[cls.type] = instance
 
     # --- signature -------------------------------------------------------------------------
