@@ -220,12 +220,13 @@ class Replicas:
         while time.perf_counter() < deadline and not self.errors:
             time.sleep(0.01)
         self.running.clear()
-        # With backup workers a paused worker can leave another waiting for its token: that one
-        # waits (idle) through the pause and finishes its step in the next block.
-        patience = 2.0 if self.config.backups else 60.0
+        # Synchronous: a paused worker can leave another waiting for its token (a worker may
+        # run a step ahead); that one waits, idle, through the pause and finishes in the next
+        # block (its step is not timed).
+        patience = 2.0 if self.config.sync else 60.0
         until = time.perf_counter() + patience
         for idle in self.idle:
-            if not idle.wait(max(0.0, until - time.perf_counter())) and not self.config.backups:
+            if not idle.wait(max(0.0, until - time.perf_counter())) and not self.config.sync:
                 raise TimeoutError(f"{self.config.label}: a worker loop does not pause")
         elapsed = time.perf_counter() - start
         if self.errors:
@@ -556,12 +557,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--insecure", action="store_true", help="add nbflow on plain TCP")
     parser.add_argument("--cycles", type=int, default=5)
+    parser.add_argument("--models", default="fig1,large", help="comma-separated: fig1, large")
     parser.add_argument("--tf-driver", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.tf_driver:
         tf_driver()
         return
-    models = ("fig1",) if args.quick else ("fig1", "large")
+    models = ("fig1",) if args.quick else tuple(args.models.split(","))
     results = measure(
         configs(models),
         cycles=args.cycles,
