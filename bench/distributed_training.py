@@ -23,6 +23,7 @@ gradients back — over a raw loopback TCP connection.
     python -m bench.distributed_training            # everything
     python -m bench.distributed_training --quick    # Figure 1's MLP only, fewer blocks
     python -m bench.run --suite distributed_training
+    python -m bench.distributed_training --profile  # CPU ms per step per process (+ py-spy)
 """
 
 from __future__ import annotations
@@ -349,8 +350,9 @@ def tensorflow_available() -> bool:
 
 
 # --- the floor ------------------------------------------------------------------------------------
-def compute_alone(tf, model: str, seconds: float = 1.0) -> float:
-    """Median seconds of one training step of ``model`` in one process (nbflow, no cluster)."""
+def compute_alone(tf, model: str, seconds: float = 1.0, cpu: bool = False) -> float:
+    """Median seconds of one training step of ``model`` in one process (nbflow, no cluster);
+    with ``cpu`` the mean CPU seconds of a step instead (a busy machine inflates wall time)."""
     graph = tf.Graph()
     with graph.as_default():
         global_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
@@ -369,11 +371,78 @@ def compute_alone(tf, model: str, seconds: float = 1.0) -> float:
         for _ in range(3):
             sess.run(train, feed)
         end = time.perf_counter() + seconds
+        cpu0 = time.process_time()
         while time.perf_counter() < end or len(times) < 5:
             start = time.perf_counter()
             sess.run(train, feed)
             times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        cpu_per_step = (time.process_time() - cpu0) / len(times)
+    return cpu_per_step if cpu else statistics.median(times)
+
+
+# --- the per-step profile -------------------------------------------------------------------------
+def _cpu_seconds(pids: dict[str, int]) -> dict[str, float]:
+    """CPU seconds (user + system) each process has used so far (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for role, pid in pids.items():
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out[role] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def profile(model: str = "fig1", seconds: float = 10.0, security: bool = True) -> dict:
+    """CPU milliseconds per step of each process (client with the scheduler, ps task, worker
+    task) for ``model`` asynchronous on 1 ps + 1 worker, less their background rate measured
+    while paused (heartbeats, memory monitors); with ``py-spy`` on PATH (or $PY_SPY) also its
+    raw stacks of every process under bench/results/profile/ (``py-spy record --nonblocking``)."""
+    import shutil
+
+    import nbflow as tf
+    from nbflow.distributed import Cluster
+
+    spy = os.environ.get("PY_SPY") or shutil.which("py-spy")
+    spec = {"ps": 1, "worker": 1}
+    with Cluster.local(n_workers=2, memory_limit="1GiB", spec=spec, security=security) as c:
+        by_address = c.client.run(os.getpid)
+        pids = {"client": os.getpid()}
+        for name, info in c.tasks.items():
+            pids[name.split("/")[1]] = by_address[info.address]
+        replicas = Replicas(tf, Config(model, 1), lambda r: c.target)
+        replicas.block(1.0)  # warm-up
+        start, idle0 = time.perf_counter(), _cpu_seconds(pids)
+        time.sleep(seconds / 2)
+        idle1, idle_s = _cpu_seconds(pids), time.perf_counter() - start
+        spies = []
+        if spy:
+            out = ROOT / "bench" / "results" / "profile"
+            out.mkdir(parents=True, exist_ok=True)
+            for role, pid in pids.items():
+                cmd = [spy, "record", "--nonblocking", "--threads", "-r", "200", "-f", "raw"]
+                cmd += ["-d", str(int(seconds)), "-o", str(out / f"{role}.txt"), "--pid", str(pid)]
+                spies.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL))
+        start, busy0 = time.perf_counter(), _cpu_seconds(pids)
+        got = replicas.block(seconds)
+        busy1, busy_s = _cpu_seconds(pids), time.perf_counter() - start
+        for p in spies:
+            p.wait()
+        replicas.close()
+    steps = len(got["times"])
+    cpu_ms = {
+        role: 1e3
+        * ((busy1[role] - busy0[role]) - (idle1[role] - idle0[role]) * busy_s / idle_s)
+        / steps
+        for role in pids
+    }
+    return {
+        "steps": steps,
+        "step_ms": statistics.median(got["times"]) * 1e3,
+        "examples_per_s": got["examples_per_s"],
+        "cpu_ms_per_step": cpu_ms,
+        "compute_alone_ms": compute_alone(tf, model) * 1e3,
+        "compute_alone_cpu_ms": compute_alone(tf, model, cpu=True) * 1e3,
+    }
 
 
 # --- the run --------------------------------------------------------------------------------------
@@ -558,10 +627,15 @@ def main() -> None:
     parser.add_argument("--insecure", action="store_true", help="add nbflow on plain TCP")
     parser.add_argument("--cycles", type=int, default=5)
     parser.add_argument("--models", default="fig1,large", help="comma-separated: fig1, large")
+    parser.add_argument("--profile", action="store_true", help="CPU ms per step per process")
     parser.add_argument("--tf-driver", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.tf_driver:
         tf_driver()
+        return
+    if args.profile:
+        for security in (True, False):
+            print("TLS" if security else "plain TCP", json.dumps(profile(security=security)))
         return
     models = ("fig1",) if args.quick else tuple(args.models.split(","))
     results = measure(
