@@ -445,6 +445,29 @@ def profile(model: str = "fig1", seconds: float = 10.0, security: bool = True) -
     }
 
 
+class Floor:
+    """The floor, in blocks like a configuration's: the step's compute alone in this process
+    (nbflow, no cluster) plus the bytes of one step (the weights to the worker, the gradients
+    back) over a raw loopback TCP connection (``loopback(nbytes)``: ms, measured once)."""
+
+    def __init__(self, tf, model: str, loopback) -> None:
+        self.tf, self.model = tf, model
+        self.wire = loopback(weight_bytes(model), rounds=21) / 1e3
+
+    def block(self, seconds: float) -> dict:
+        compute = compute_alone(self.tf, self.model, seconds)
+        step = compute + self.wire
+        return {"examples_per_s": MODELS[self.model][1] / step, "times": [step], "compute": compute}
+
+    def note(self, blocks: list[dict]) -> str:
+        compute = statistics.median(b["compute"] for b in blocks)
+        kb = weight_bytes(self.model) // 1024
+        return f"compute {compute * 1e3:.3f} ms + {kb} KB each way {self.wire * 1e3:.3f} ms"
+
+    def close(self) -> None:
+        pass
+
+
 # --- the run --------------------------------------------------------------------------------------
 def _results(config: Config, framework: str, blocks: list[dict], note: str = "") -> list[Result]:
     rates = [b["examples_per_s"] for b in blocks]
@@ -513,6 +536,8 @@ def measure(
             for name, cluster in clusters.items():
                 cluster.reset()
                 runners[name] = Replicas(tf, config, lambda r, c=cluster: c.target)
+            if config.workers == 1 and not config.sync:
+                runners["floor"] = Floor(tf, config.model, _loopback_floor)
             if driver is not None:
                 driver.ask("setup " + json.dumps(asdict(config)))
             blocks: dict[str, list[dict]] = {name: [] for name in runners}
@@ -532,7 +557,8 @@ def measure(
             if driver is not None:
                 driver.ask("close")
             for name, got in blocks.items():
-                out += _results(config, name, got)
+                note = runners["floor"].note(got) if name == "floor" else ""  # type: ignore
+                out += _results(config, name, got, note)
             log(
                 config.label,
                 {
@@ -540,40 +566,6 @@ def measure(
                     for k, v in blocks.items()
                 },
             )
-        for model in dict.fromkeys(c.model for c in configs_):
-            compute = compute_alone(tf, model)
-            wire = _loopback_floor(weight_bytes(model), rounds=21) / 1e3
-            batch = MODELS[model][1]
-            step = compute + wire
-            label = Config(model, 1).label
-            kb = weight_bytes(model) // 1024
-            note = f"compute {compute * 1e3:.3f} ms + {kb} KB each way {wire * 1e3:.3f} ms"
-            out.append(
-                Result(
-                    SUITE,
-                    label,
-                    "floor",
-                    batch / step,
-                    "examples/s",
-                    1,
-                    (batch / step,) * 2,
-                    note=note,
-                )
-            )
-            out.append(
-                Result(
-                    SUITE,
-                    label + " (step)",
-                    "floor",
-                    step * 1e3,
-                    "ms",
-                    1,
-                    (step * 1e3,) * 2,
-                    True,
-                    note,
-                )
-            )
-            log(label, "floor", note)
     finally:
         if driver is not None:
             driver.close()
