@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nbflow import errors
 from nbflow.framework import dtypes, protos
 from nbflow.framework.tensor_shape import TensorShape
 
@@ -244,9 +245,9 @@ def as_graph_def_dict(graph_def: Any) -> dict[str, Any]:
         try:
             graph_def = json.loads(graph_def)
         except ValueError as e:
-            raise ValueError(
-                f"graph_def is a string but not nbflow's JSON GraphDef ({e}); parse a binary or "
-                "text GraphDef into tf.GraphDef() first"
+            raise TypeError(
+                f"graph_def must be a GraphDef proto: got a string that is not nbflow's JSON "
+                f"GraphDef either ({e}); parse a binary or text GraphDef into tf.GraphDef() first"
             ) from None
     if not isinstance(graph_def, dict) or not isinstance(graph_def.get("node", []), (list, tuple)):
         raise TypeError(
@@ -292,9 +293,11 @@ def _check_op_types(nodes: list[dict[str, Any]]) -> None:
             f"{', ...' if len(names) > 3 else ''})"
             for op, names in sorted(missing.items())
         )
-        raise ValueError(
+        raise errors.NotFoundError(
+            None,
+            None,
             f"Op type not registered in nbflow: the graph_def uses {len(missing)} op type(s) "
-            f"nbflow does not implement: {listed}"
+            f"nbflow does not implement: {listed}",
         )
 
 

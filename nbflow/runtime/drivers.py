@@ -75,11 +75,15 @@ class DataflowExecutor:
                     self.pool.submit(step.run_stack, [item])
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
             if not step.finished.wait(timeout):
+                blocked = list(step.waiting.values())
+                waiting = "".join(
+                    f"; still waiting in '{node.op.name}' ({node.op.type})" for node in blocked[:3]
+                )
                 cancellation.cancel(
                     errors.DeadlineExceededError(
-                        None,
-                        None,
-                        f"Timed out after {timeout:.3f} s waiting for the step to finish",
+                        blocked[0].op.node_def if blocked else None,
+                        blocked[0].op if blocked else None,
+                        f"Timed out after {timeout:.3f} s waiting for the step to finish{waiting}",
                     )
                 )
         finally:
@@ -90,7 +94,7 @@ class DataflowExecutor:
 class _PoolStep:
     """One step of a ``DataflowExecutor``: the state, its lock and its completion event."""
 
-    __slots__ = ("executor", "ctx", "state", "lock", "finished")
+    __slots__ = ("executor", "ctx", "state", "lock", "finished", "waiting")
 
     def __init__(self, executor: DataflowExecutor, ctx: KernelContext, state: StepState):
         self.executor = executor
@@ -98,6 +102,7 @@ class _PoolStep:
         self.state = state
         self.lock = threading.Lock()
         self.finished = threading.Event()
+        self.waiting: dict[int, PlanNode] = {}  # async kernels started and not yet done
 
     def fail(self, error: BaseException) -> None:
         with self.lock:
@@ -166,6 +171,7 @@ class _PoolStep:
             if called[0]:
                 return
             called[0] = True
+            self.waiting.pop(node.index, None)
             if error is not None:
                 self.fail(kernel_error(node, error, inputs))
                 return
@@ -174,6 +180,7 @@ class _PoolStep:
             for ready in self.complete(item, _outputs(node, result), False):
                 self.executor.pool.submit(self.run_stack, [ready])
 
+        self.waiting[node.index] = node
         try:
             node.kernel(self.ctx, *inputs, done=done)
         except BaseException as exc:

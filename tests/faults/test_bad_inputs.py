@@ -35,15 +35,8 @@ CLEARER = {
     "feed_float_into_string": "TypeError",
 }
 
-_GRAPH_DEF = "GraphDef import does not validate structure yet (issue 18 item 4, GraphDef work)"
-_DEADLINE = "a deadline's error names the blocked node after the runtime rewrite (deadlines)"
-KNOWN: dict[str, str] = {
-    "dequeue_from_an_empty_queue_times_out": _DEADLINE,
-    "enqueue_to_a_full_queue_times_out": _DEADLINE,
-    "import_a_graph_def_that_is_not_one": _GRAPH_DEF,
-    "import_a_graph_def_with_an_unknown_op": _GRAPH_DEF,
-    "run_an_imported_cycle": _GRAPH_DEF,
-}
+# Cases nbflow does not match yet, each with what is missing (run as xfail): none today.
+KNOWN: dict[str, str] = {}
 
 
 def _is(error: BaseException, class_name: str) -> bool:

@@ -60,7 +60,7 @@ def test_import_rejects_unknown_input_map_keys_and_op_types():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="not found in graph_def"):
             tf.import_graph_def(graph_def, input_map={"nope:0": tf.constant(1.0)})
-        with pytest.raises(ValueError, match="not registered"):
+        with pytest.raises(tf.errors.NotFoundError, match="not registered"):
             tf.import_graph_def({"node": [{"name": "a", "op": "NoSuchOp", "input": []}]})
 
 

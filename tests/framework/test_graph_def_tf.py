@@ -44,7 +44,7 @@ def test_every_missing_op_type_is_named_in_one_error():
     graph_def = _frozen()
     for node, op in zip(graph_def.node[-3:], ["MadeUpNorm", "MadeUpActivation"] * 2):
         node.op = op
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(tf.errors.NotFoundError) as info:  # TensorFlow's class for this
         tf.import_graph_def(graph_def, name="")
     message = str(info.value)
     assert "2 op type(s)" in message and "MadeUpNorm (nodes add, y)" in message
@@ -81,7 +81,7 @@ def test_duplicate_names_and_dangling_inputs_are_refused():
         tf.import_graph_def(graph_def)
     with pytest.raises(ValueError, match="input 'nowhere' not in the graph_def"):
         tf.import_graph_def({"node": [{"name": "b", "op": "Identity", "input": ["nowhere"]}]})
-    with pytest.raises(ValueError, match="not nbflow's JSON GraphDef"):
+    with pytest.raises(TypeError, match="must be a GraphDef proto"):
         tf.import_graph_def("\x08\x01garbage")
 
 
