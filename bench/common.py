@@ -76,3 +76,18 @@ def tensorflow_v1() -> Any:
     tf = tf2.compat.v1
     tf.disable_eager_execution()
     return tf
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` TCP ports on 127.0.0.1 that are free now (for servers started next)."""
+    import socket
+
+    sockets = []
+    for _ in range(count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        sockets.append(s)
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports

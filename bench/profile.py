@@ -6,10 +6,10 @@
 Each traced step (``RunOptions(trace_level=FULL_TRACE)``) records every kernel's span in
 ``RunMetadata.step_stats``; the profile takes, per node, the median over the traced steps and
 sums the nodes of one op type. Convolutions and matrix products also get their floating-point
-work (``op_flops``, from the graph's static shapes), so each line says how many GFLOP/s that op
-type reached against the same process's 1024³ GEMM: the floor of a NumPy-kernel system is the
-step's FLOPs at that rate. Kernels of independent branches may overlap, so the per-op sum can
-exceed the step's wall time.
+work (``op_flops``, from the shapes the step saw), so each line says how many GFLOP/s that op
+type reached against the same process's 1024³ GEMM, timed between the steps: the floor of a
+NumPy-kernel system is the step's FLOPs at that rate. Kernels of independent branches may
+overlap, so the per-op sum can exceed the step's wall time.
 """
 
 from __future__ import annotations
@@ -56,20 +56,19 @@ def op_flops(op: Any, shapes: dict[str, list[int]]) -> float:
     return 2.0 * n * oh * ow * kh * kw * c * o
 
 
-def gemm_ceiling(repeats: int = 15) -> float:
-    """This process's float32 GEMM rate on 1024³ (GFLOP/s, median of ``repeats``)."""
-    a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        a @ a
-        times.append(time.perf_counter() - start)
-    return 2 * 1024**3 / statistics.median(times) / 1e9
+def _gemm_seconds(a: np.ndarray) -> float:
+    start = time.perf_counter()
+    a @ a
+    return time.perf_counter() - start
 
 
 def profile_step(tf: Any, sess: Any, fetch: Any, feed: dict, steps: int = 15) -> dict[str, Any]:
     """Median step time (untraced) and, per op type, the summed per-node medians of ``steps``
-    traced steps with their FLOPs: ``{"step_ms", "ops": {type: (ms, gflop)}}``."""
+    traced steps with their FLOPs: ``{"step_ms", "ops": {type: (ms, gflop)}, "ceiling"}``.
+    The ceiling (float32 GEMM 1024³, GFLOP/s) is timed between the steps, so that a shared
+    machine's load weighs on the floor as on the step."""
+    a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
+    gemm = []
     for _ in range(3):
         sess.run(fetch, feed)
     wall = []
@@ -77,12 +76,14 @@ def profile_step(tf: Any, sess: Any, fetch: Any, feed: dict, steps: int = 15) ->
         start = time.perf_counter()
         sess.run(fetch, feed)
         wall.append(time.perf_counter() - start)
+        gemm.append(_gemm_seconds(a))
     options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
     per_node: dict[str, list[float]] = collections.defaultdict(list)
     shapes = {t.name: list(np.shape(v)) for t, v in feed.items()}
     for _ in range(steps):
         metadata = tf.RunMetadata()
         sess.run(fetch, feed, options=options, run_metadata=metadata)
+        gemm.append(_gemm_seconds(a))
         for device in metadata.step_stats.dev_stats:
             for node in device.node_stats:
                 per_node[node.node_name].append(node.op_end_rel_micros - node.op_start_rel_micros)
@@ -93,10 +94,15 @@ def profile_step(tf: Any, sess: Any, fetch: Any, feed: dict, steps: int = 15) ->
         op = sess.graph.get_operation_by_name(name)
         ops[op.type][0] += statistics.median(micros) / 1e3
         ops[op.type][1] += op_flops(op, shapes) / 1e9
-    return {"step_ms": statistics.median(wall) * 1e3, "ops": {k: tuple(v) for k, v in ops.items()}}
+    return {
+        "step_ms": statistics.median(wall) * 1e3,
+        "ops": {k: tuple(v) for k, v in ops.items()},
+        "ceiling": 2 * 1024**3 / statistics.median(gemm) / 1e9,
+    }
 
 
-def format_profile(title: str, profile: dict[str, Any], ceiling: float) -> str:
+def format_profile(title: str, profile: dict[str, Any]) -> str:
+    ceiling = profile["ceiling"]
     ops = sorted(profile["ops"].items(), key=lambda kv: -kv[1][0])
     total_ms = sum(ms for ms, _ in profile["ops"].values())
     total_gflop = sum(g for _, g in profile["ops"].values())
@@ -148,7 +154,7 @@ def main() -> None:
                 sess.run(init)
                 profile = profile_step(tf, sess, train, feed, args.steps)
             title = f"{title}, {args.threads} BLAS thread(s)"
-            print(format_profile(title, profile, gemm_ceiling()))
+            print(format_profile(title, profile))
             print()
 
 

@@ -25,7 +25,15 @@ from bench.common import Result
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_VENV = ROOT / ".benchvenv" / "bin" / "python"
-SUITES = ["core", "training", "distributed", "control_flow", "checkpoints", "devices"]
+SUITES = [
+    "core",
+    "training",
+    "distributed",
+    "distributed_training",
+    "control_flow",
+    "checkpoints",
+    "devices",
+]
 FRAMEWORKS_HERE = ["nbflow", "numpy"]
 FRAMEWORKS_ELSEWHERE = ["tensorflow", "pytorch"]
 

@@ -14,6 +14,7 @@ from nbflow.framework import dtypes
 from nbflow.framework.dtypes import *  # noqa: F403 - tf.float32 and friends
 from nbflow.framework.dtypes import DType, as_dtype
 from nbflow.framework.graph_def import import_graph_def
+from nbflow.framework.protos import AttrValue, GraphDef, MetaGraphDef, NodeDef  # TF's protos
 from nbflow.framework.op_def import OpDef, TensorSpec
 from nbflow.framework.ops import (
     Graph,
@@ -252,9 +253,8 @@ from nbflow.ops.math_composite import (  # noqa: E402
     to_bfloat16,
     to_complex64,
     to_complex128,
-    truncatediv,
-    truncatemod,
 )
+from nbflow.ops.math_binary import truncatediv, truncatemod  # noqa: E402
 from nbflow.ops.segment_reductions import (  # noqa: E402
     segment_max,
     segment_mean,
@@ -308,6 +308,7 @@ from nbflow import distributions  # noqa: E402
 # --- Input formats and I/O (issue 16, api-inputs): tf.io, Example parsing, files, raw bytes ----
 from nbflow import io  # tf.io
 from nbflow.ops.bytes_ops import (
+    decode_compressed,
     decode_raw,
     matching_files,
     parse_tensor,
@@ -320,9 +321,15 @@ from nbflow.ops.example_parsing_ops import (
     FixedLenSequenceFeature,
     SparseFeature,
     VarLenFeature,
+    decode_json_example,
     parse_example,
     parse_single_example,
     parse_single_sequence_example,
+)
+from nbflow.ops.sparse_serialization_ops import (
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
 )
 
 # ---- Top-level TensorFlow 1.15 names nbflow lacked: array functions, framework helpers -------
@@ -401,13 +408,9 @@ __version__ = "0.1.0"
 
 # ---- issue 16 (api-more): more of TF 1.15's top-level names ----------------------------------
 from nbflow.framework.protos import (  # noqa: E402, F401 - TensorFlow's messages, top level
-    AttrValue,
     Event,
-    GraphDef,
     HistogramProto,
     LogMessage,
-    MetaGraphDef,
-    NodeDef,
     SessionLog,
     Summary,
     SummaryMetadata,
@@ -423,7 +426,7 @@ from nbflow.nn_tf1_names import (  # noqa: E402, F401
     space_to_batch_nd,
 )
 from nbflow.ops.init_ops import uniform_unit_scaling_initializer  # noqa: E402, F401
-from nbflow.ops.window_ops import extract_image_patches  # noqa: E402, F401
+from nbflow.ops.image_ops import extract_image_patches  # noqa: E402, F401
 from nbflow.ops.data_flow_ops import count_up_to  # noqa: E402, F401
 from nbflow.ops.partitioned_variables import create_partitioned_variables  # noqa: E402, F401
 from nbflow.tf1_extras import VERSION, make_template, recompute_grad, sparse_matmul  # noqa: E402, F401

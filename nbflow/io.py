@@ -2,7 +2,8 @@
 
 Everything here is an alias of where it lives: TFRecord files (``reader_ops``), Example protos
 and their parsing (``framework/example_protos``, ``ops/example_parsing_ops``), whole files and
-raw bytes (``ops/bytes_ops``), image codecs (``ops/image_codec_ops``), CSV (``ops/parsing_ops``),
+raw bytes (``ops/bytes_ops``), image codecs (``ops/image_codec_ops``), sparse tensors as strings
+(``ops/sparse_serialization_ops``), CSV (``ops/parsing_ops``),
 queues and ``gfile``::
 
     with tf.io.TFRecordWriter(path) as writer:
@@ -16,7 +17,9 @@ from typing import Any
 
 from nbflow import gfile
 from nbflow.ops.bytes_ops import (
+    decode_compressed,
     decode_raw,
+    match_filenames_once,
     matching_files,
     parse_tensor,
     read_file,
@@ -32,6 +35,7 @@ from nbflow.ops.data_flow_ops import (
 )
 from nbflow.ops.example_parsing_ops import (
     FixedLenFeature,
+    decode_json_example,
     FixedLenSequenceFeature,
     SparseFeature,
     VarLenFeature,
@@ -41,7 +45,9 @@ from nbflow.ops.example_parsing_ops import (
     parse_single_sequence_example,
 )
 from nbflow.ops.image_codec_ops import (
+    decode_and_crop_jpeg,
     decode_bmp,
+    extract_jpeg_shape,
     decode_gif,
     decode_jpeg,
     decode_png,
@@ -52,6 +58,12 @@ from nbflow.ops.image_codec_ops import (
 from nbflow.ops.image_ops import decode_image
 from nbflow.ops.parsing_ops import decode_csv
 from nbflow.ops.reader_ops import TFRecordWriter, tf_record_iterator
+from nbflow.ops.string_ops import decode_base64, encode_base64
+from nbflow.ops.sparse_serialization_ops import (
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from nbflow.train.graph_io import write_graph
 
 
@@ -103,17 +115,25 @@ __all__ = [
     "TFRecordOptions",
     "TFRecordWriter",
     "VarLenFeature",
+    "decode_and_crop_jpeg",
+    "decode_base64",
     "decode_bmp",
+    "decode_compressed",
     "decode_csv",
     "decode_gif",
     "decode_image",
+    "decode_json_example",
     "decode_jpeg",
     "decode_png",
     "decode_raw",
+    "deserialize_many_sparse",
+    "encode_base64",
     "encode_jpeg",
     "encode_png",
+    "extract_jpeg_shape",
     "gfile",
     "is_jpeg",
+    "match_filenames_once",
     "matching_files",
     "parse_example",
     "parse_sequence_example",
@@ -121,6 +141,8 @@ __all__ = [
     "parse_single_sequence_example",
     "parse_tensor",
     "read_file",
+    "serialize_many_sparse",
+    "serialize_sparse",
     "serialize_tensor",
     "tf_record_iterator",
     "write_file",

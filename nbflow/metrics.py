@@ -355,6 +355,103 @@ def auc(
         return _collect(value, update_op, metrics_collections, updates_collections)
 
 
+# --- more means: cosine distance, relative error, fraction below, elementwise -------------------
+def mean_cosine_distance(
+    labels: Any,
+    predictions: Any,
+    dim: int,
+    weights: Any = None,
+    metrics_collections: list[str] | None = None,
+    updates_collections: list[str] | None = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``1 - mean(sum(labels * predictions, dim))``: for unit vectors, the mean cosine distance."""
+    labels, predictions, weights = _prepare(labels, predictions, weights)
+    products = math_ops.reduce_sum(
+        math_ops.multiply(predictions, labels), axis=[dim], keepdims=True
+    )
+    mean_product, update_product = mean(products, weights, name=name or "mean_cosine_distance")
+    value, update_op = 1.0 - mean_product, 1.0 - update_product
+    return _collect(value, update_op, metrics_collections, updates_collections)
+
+
+def mean_relative_error(
+    labels: Any,
+    predictions: Any,
+    normalizer: Any,
+    weights: Any = None,
+    metrics_collections: list[str] | None = None,
+    updates_collections: list[str] | None = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The mean of ``|labels - predictions| / normalizer`` (0 where the normalizer is 0)."""
+    labels, predictions, weights = _prepare(labels, predictions, weights)
+    predictions, normalizer = remove_squeezable_dimensions(
+        predictions, ops_lib.convert_to_tensor(normalizer)
+    )
+    predictions.shape.assert_is_compatible_with(normalizer.shape)
+    errors_ = math_ops.abs(labels - predictions)
+    relative = array_ops.where(
+        math_ops.equal(normalizer, 0.0),
+        array_ops.zeros_like(labels),
+        errors_
+        / array_ops.where(
+            math_ops.equal(normalizer, 0.0), array_ops.ones_like(normalizer), normalizer
+        ),
+    )
+    return mean(
+        relative,
+        weights,
+        metrics_collections,
+        updates_collections,
+        name or "mean_relative_error",
+    )
+
+
+def percentage_below(
+    values: Any,
+    threshold: float,
+    weights: Any = None,
+    metrics_collections: list[str] | None = None,
+    updates_collections: list[str] | None = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The fraction of ``values`` below ``threshold``."""
+    below = math_ops.cast(math_ops.less(values, threshold), dtypes.float32)
+    return mean(
+        below,
+        weights,
+        metrics_collections,
+        updates_collections,
+        name or "percentage_below_threshold",
+    )
+
+
+def mean_tensor(
+    values: Any,
+    weights: Any = None,
+    metrics_collections: list[str] | None = None,
+    updates_collections: list[str] | None = None,
+    name: str | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The elementwise mean of every ``values`` seen (a tensor of ``values``' shape)."""
+    with variable_scope.variable_scope(name, "mean"):
+        values = math_ops.cast(values, dtypes.float32)
+        if not values.shape.is_fully_defined():
+            raise ValueError(f"mean_tensor needs a fully defined shape, got {values.shape}")
+        total = metric_variable(values.shape.as_list(), dtypes.float32, name="total_tensor")
+        count = metric_variable(values.shape.as_list(), dtypes.float32, name="count_tensor")
+        num_values = array_ops.ones_like(values)
+        if weights is not None:
+            weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
+            values, num_values = math_ops.multiply(values, weights), weights
+        update_total = state_ops.assign_add(total, values)
+        update_count = state_ops.assign_add(count, num_values)
+        value = div_no_nan(total, math_ops.maximum(count, 0.0), name="value")
+        update_op = div_no_nan(update_total, math_ops.maximum(update_count, 0.0), name="update_op")
+        return _collect(value, update_op, metrics_collections, updates_collections)
+
+
 __all__ = [
     "accuracy",
     "auc",
@@ -369,4 +466,51 @@ __all__ = [
     "root_mean_squared_error",
     "true_negatives",
     "true_positives",
+]
+
+# Metrics from per-class and per-threshold counts, and ranked ones (issue 16, api-inputs).
+from nbflow.metrics_confusion import (  # noqa: E402 - built on the helpers above
+    false_negatives_at_thresholds,
+    false_positives_at_thresholds,
+    mean_iou,
+    mean_per_class_accuracy,
+    precision_at_thresholds,
+    recall_at_thresholds,
+    sensitivity_at_specificity,
+    specificity_at_sensitivity,
+    true_negatives_at_thresholds,
+    true_positives_at_thresholds,
+)
+from nbflow.metrics_top_k import (  # noqa: E402
+    average_precision_at_k,
+    precision_at_k,
+    precision_at_top_k,
+    recall_at_k,
+    recall_at_top_k,
+    sparse_average_precision_at_k,
+    sparse_precision_at_k,
+)
+
+__all__ += [
+    "average_precision_at_k",
+    "false_negatives_at_thresholds",
+    "false_positives_at_thresholds",
+    "mean_cosine_distance",
+    "mean_iou",
+    "mean_per_class_accuracy",
+    "mean_relative_error",
+    "mean_tensor",
+    "percentage_below",
+    "precision_at_k",
+    "precision_at_thresholds",
+    "precision_at_top_k",
+    "recall_at_k",
+    "recall_at_thresholds",
+    "recall_at_top_k",
+    "sensitivity_at_specificity",
+    "sparse_average_precision_at_k",
+    "sparse_precision_at_k",
+    "specificity_at_sensitivity",
+    "true_negatives_at_thresholds",
+    "true_positives_at_thresholds",
 ]

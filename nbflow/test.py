@@ -23,23 +23,36 @@ import contextlib
 import math
 import re
 import tempfile
+import os
 import threading
+import time
 import unittest
+from unittest import mock
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+from google.protobuf import text_format
 
 from nbflow import errors
 from nbflow.devices.spec import DeviceSpec
-from nbflow.framework import dtypes
+from nbflow.framework import dtypes, protos
 from nbflow.framework import ops as ops_lib
 from nbflow.gradients import gradients
 from nbflow.ops import array_ops
+from nbflow.runtime.config import ConfigProto
 from nbflow.runtime.session import Session
 
 __all__ = [
+    "Benchmark",
+    "StubOutForTesting",
     "TestCase",
+    "assert_equal_graph_def",
+    "benchmark_config",
+    "is_built_with_gpu_support",
+    "is_built_with_rocm",
+    "mock",
+    "test_src_dir_path",
     "compute_gradient",
     "compute_gradient_error",
     "get_temp_dir",
@@ -73,6 +86,123 @@ def is_built_with_cuda() -> bool:
 
 
 _temp_dir: str | None = None
+
+
+def is_built_with_gpu_support() -> bool:
+    """Whether nbflow can use a GPU here (CuPy and a CUDA device)."""
+    return is_gpu_available()
+
+
+def is_built_with_rocm() -> bool:
+    """False: nbflow's GPU kernels are CuPy's CUDA ones."""
+    return False
+
+
+def test_src_dir_path(relative_path: str) -> str:
+    """The absolute path of ``relative_path`` inside nbflow's source tree."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), relative_path)
+
+
+def benchmark_config() -> ConfigProto:
+    """A ConfigProto for benchmarks (TensorFlow turns graph rewrites off; nbflow's are cheap)."""
+    return ConfigProto()
+
+
+def _graph_def_dict(graph_def: Any) -> dict[str, Any]:
+    if isinstance(graph_def, dict):
+        return graph_def
+    return protos.graph_proto_to_dict(graph_def)
+
+
+def assert_equal_graph_def(
+    actual: Any, expected: Any, checkpoint_v2: bool = False, hash_table_shared_name: bool = False
+) -> None:
+    """Raise AssertionError unless two GraphDefs (nbflow's JSON or TensorFlow's proto) have the
+    same nodes (any order): name, op, inputs, device and attrs."""
+    nodes = [{n["name"]: n for n in _graph_def_dict(g)["node"]} for g in (actual, expected)]
+    if set(nodes[0]) != set(nodes[1]):
+        raise AssertionError(
+            f"Graphs differ in nodes: only in actual {sorted(set(nodes[0]) - set(nodes[1]))}, "
+            f"only in expected {sorted(set(nodes[1]) - set(nodes[0]))}"
+        )
+    for name, node in nodes[0].items():
+        other = nodes[1][name]
+        for field in ("op", "input", "device", "attr"):
+            if node.get(field) != other.get(field):
+                raise AssertionError(
+                    f"Node {name!r} differs in {field}: {node.get(field)!r} != {other.get(field)!r}"
+                )
+
+
+class Benchmark:
+    """Base class of benchmarks: ``report_benchmark`` prints one result line (TF's fields)."""
+
+    def report_benchmark(
+        self,
+        iters: int | None = None,
+        cpu_time: float | None = None,
+        wall_time: float | None = None,
+        throughput: float | None = None,
+        extras: dict[str, Any] | None = None,
+        name: str | None = None,
+        metrics: Any = None,
+    ) -> None:
+        fields = {"iters": iters, "wall_time": wall_time, "cpu_time": cpu_time}
+        fields.update({"throughput": throughput, "extras": extras, "metrics": metrics})
+        shown = ", ".join(f"{k}={v}" for k, v in fields.items() if v is not None)
+        print(f"benchmark {name or type(self).__name__}: {shown}")
+
+    def run_op_benchmark(
+        self,
+        sess: Session,
+        op_or_tensor: Any,
+        feed_dict: Any = None,
+        burn_iters: int = 2,
+        min_iters: int = 10,
+        store_trace: bool = False,
+        store_memory_usage: bool = True,
+        name: str | None = None,
+        extras: dict[str, Any] | None = None,
+        mbs: int = 0,
+    ) -> dict[str, Any]:
+        """Run ``op_or_tensor`` ``burn_iters`` times, then time ``min_iters`` runs (median)."""
+        for _ in range(burn_iters):
+            sess.run(op_or_tensor, feed_dict)
+        times = []
+        for _ in range(min_iters):
+            start = time.perf_counter()
+            sess.run(op_or_tensor, feed_dict)
+            times.append(time.perf_counter() - start)
+        wall_time = float(np.median(times))
+        self.report_benchmark(iters=min_iters, wall_time=wall_time, name=name, extras=extras)
+        return {"iters": min_iters, "wall_time": wall_time, "extras": extras or {}, "name": name}
+
+
+class StubOutForTesting:
+    """Replace attributes for a test and put them back: ``Set``, ``SmartSet``, ``UnsetAll``."""
+
+    def __init__(self) -> None:
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    def Set(self, parent: Any, child_name: str, new_child: Any) -> None:  # noqa: N802
+        self._saved.append((parent, child_name, getattr(parent, child_name)))
+        setattr(parent, child_name, new_child)
+
+    SmartSet = Set
+
+    def UnsetAll(self) -> None:  # noqa: N802
+        for parent, name, old in reversed(self._saved):
+            setattr(parent, name, old)
+        self._saved = []
+
+    SmartUnsetAll = UnsetAll
+    CleanUp = UnsetAll
+
+    def __enter__(self) -> StubOutForTesting:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.UnsetAll()
 
 
 def get_temp_dir() -> str:
@@ -389,6 +519,15 @@ class TestCase(unittest.TestCase):
     def assertDeviceEqual(self, device1: str, device2: str, msg: Any = None) -> None:  # noqa: N802
         canonical = [DeviceSpec.from_string(d or "").to_string() for d in (device1, device2)]
         self.assertEqual(canonical[0], canonical[1], msg)
+
+    def assertProtoEquals(self, expected_message_maybe_ascii: Any, message: Any, msg=None):  # noqa: N802
+        """``message`` equals the expected proto, given as a message or in text format."""
+        expected = expected_message_maybe_ascii
+        if isinstance(expected, str):
+            expected = text_format.Parse(expected, type(message)())
+        self.assertEqual(
+            text_format.MessageToString(expected), text_format.MessageToString(message), msg
+        )
 
     def assertItemsEqual(self, first: Any, second: Any, msg: Any = None) -> None:  # noqa: N802
         self.assertCountEqual(first, second, msg)

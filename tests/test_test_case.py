@@ -40,6 +40,15 @@ class _UserSuite(tf.test.TestCase):
             err = tf.test.compute_gradient_error(x, [3], y, [], x_init_value=[0.1, 0.5, 2.0])
         self.assertLess(err, 1e-6)
 
+    def test_proto_equals_text(self):
+        node = tf.constant(1.0, name="c").op.node_def
+        self.assertProtoEquals(node, node)
+        example = tf.train.Example()
+        example.features.feature["x"].int64_list.value.append(3)
+        self.assertProtoEquals(
+            'features { feature { key: "x" value { int64_list { value: 3 } } } }', example
+        )
+
     def test_temp_dir(self):
         import os
 
@@ -52,7 +61,7 @@ class _UserSuite(tf.test.TestCase):
 def test_a_user_suite_passes_and_failures_are_reported():
     result = unittest.TestResult()
     unittest.defaultTestLoader.loadTestsFromTestCase(_UserSuite).run(result)
-    assert result.testsRun >= 6  # plain unittest also calls the helper test_session, harmlessly
+    assert result.testsRun >= 7  # plain unittest also calls the helper test_session, harmlessly
     assert not result.failures and not result.errors, result.failures + result.errors
 
     class Failing(tf.test.TestCase):
@@ -66,3 +75,40 @@ def test_a_user_suite_passes_and_failures_are_reported():
     result = unittest.TestResult()
     unittest.defaultTestLoader.loadTestsFromTestCase(Failing).run(result)
     assert len(result.failures) == 2
+
+
+def test_module_helpers():
+    assert tf.test.is_built_with_rocm() is False
+    assert tf.test.is_built_with_gpu_support() in (True, False)
+    assert tf.test.test_src_dir_path("ops").endswith("nbflow/ops")
+    assert isinstance(tf.test.benchmark_config(), tf.ConfigProto)
+    assert tf.test.mock.MagicMock()(1) is not None
+
+
+def test_assert_equal_graph_def_compares_nodes():
+    with tf.Graph().as_default() as a:
+        tf.constant(1.0, name="c") + 1.0
+    with tf.Graph().as_default() as b:
+        tf.constant(1.0, name="c") + 1.0
+    with tf.Graph().as_default() as c:
+        tf.constant(2.0, name="c") + 1.0
+    tf.test.assert_equal_graph_def(a.as_graph_def(), b.as_graph_def())
+    try:
+        tf.test.assert_equal_graph_def(a.as_graph_def(), c.as_graph_def())
+    except AssertionError as e:
+        assert "'c'" in str(e)
+    else:
+        raise AssertionError("different constants compared equal")
+
+
+def test_stub_out_and_benchmark(capsys):
+    import math
+
+    with tf.test.StubOutForTesting() as stubs:
+        stubs.Set(math, "pi", 3.0)
+        assert math.pi == 3.0
+    assert math.pi != 3.0
+    with tf.Session() as sess:
+        result = tf.test.Benchmark().run_op_benchmark(sess, tf.constant(1.0) * 2.0, min_iters=3)
+    assert result["iters"] == 3 and result["wall_time"] > 0
+    assert "benchmark" in capsys.readouterr().out

@@ -7,7 +7,7 @@ import { Widget } from '@lumino/widgets';
 
 import { BoardApi, RunInfo } from './api';
 import { BookkeepingRules } from './model/graph';
-import { ScalarSeries, appendReply, emptySeries } from './model/series';
+import { ScalarSeries, appendReply, emptySeries, runLabel } from './model/series';
 import { opTimes } from './model/trace';
 import { GraphView } from './views/graphView';
 import { HistogramSeries, HistogramsView } from './views/histogramsView';
@@ -328,7 +328,7 @@ export class BoardPanel extends Widget {
     if (current.join('\n') !== withGraph.join('\n')) {
       this.runSelect.textContent = '';
       for (const r of withGraph) {
-        html('option', { value: r }, this.runSelect, r);
+        html('option', { value: r }, this.runSelect, runLabel(r, this.logdir));
       }
     }
     if (!withGraph.includes(this.graphRun)) {

@@ -177,7 +177,8 @@ const training = {
     { name: 'Adagrad', op: 'NoOp', input: ['^Adagrad/update_W/ApplyAdagrad'] },
     { name: 'init', op: 'NoOp', input: ['^W/Assign'] },
     { name: 'save/SaveV2', op: 'SaveV2', input: ['W'] },
-    { name: 'loss_summary', op: 'ScalarSummary', input: ['loss'] }
+    { name: 'loss_summary/tag', op: 'Const' },
+    { name: 'loss_summary', op: 'ScalarSummary', input: ['loss_summary/tag', 'loss'] }
   ]
 };
 
@@ -187,7 +188,7 @@ test('auxiliary_nodes_are_set_aside_by_default_as_whole_scopes_with_stubs', () =
   const aside = extractBookkeeping(graph, normalizeRules({}));
   const v = collapse(graph, groups, new Set(), aside);
   assert.deepEqual(v.aside.map(a => `${a.name}:${a.op}:${a.ops}`), [
-    'Adagrad:group:2', 'gradients:group:2', 'init:NoOp:1', 'loss_summary:ScalarSummary:1', 'save:group:1'
+    'Adagrad:group:2', 'gradients:group:2', 'init:NoOp:1', 'loss_summary:group:2', 'save:group:1'
   ]);
   assert.deepEqual(v.items.map(i => i.id).sort(), ['group:W', 'op:MatMul', 'op:loss', 'op:x']);
   assert.deepEqual(v.stubs.get('group:W'), { in: [], out: ['Adagrad', 'init', 'save'] });
@@ -221,7 +222,7 @@ test('repeated_cells_fold_into_one_series_node', () => {
   const graph = parseGraphDef({ node });
   const groups = buildHierarchy(graph);
   const sigs = groupSignatures(graph, groups);
-  assert.deepEqual(groupSeries(groups, sigs), ['rnn/cell_[0-99]']);
+  assert.deepEqual(groupSeries(graph, groups, sigs), ['rnn/cell_[0-99]']);
   const series = groups.get('rnn/cell_[0-99]')!;
   assert.equal(series.series, 100);
   assert.equal(series.size, 200);
@@ -232,7 +233,7 @@ test('repeated_cells_fold_into_one_series_node', () => {
   // two alike layers are no series (TensorBoard needs more than two), different ones never
   const two = parseGraphDef(def);
   const twoGroups = buildHierarchy(two);
-  assert.deepEqual(groupSeries(twoGroups, groupSignatures(two, twoGroups)), []);
+  assert.deepEqual(groupSeries(two, twoGroups, groupSignatures(two, twoGroups)), []);
 });
 
 test('node_labels_reach_a_contrast_of_4_5_on_every_fill', () => {
@@ -247,4 +248,19 @@ test('node_labels_reach_a_contrast_of_4_5_on_every_fill', () => {
       assert.ok(contrastRatio(textColorOn(f), f) >= 4.5, `${f}: ${contrastRatio(textColorOn(f), f)}`);
     }
   }
+});
+
+test('parallel_ops_of_one_type_fold_into_a_series_but_a_chain_does_not', () => {
+  const node = [
+    ...Array.from({ length: 5 }, (_, i) => ({ name: `x_${i}`, op: 'Placeholder' })),
+    ...Array.from({ length: 5 }, (_, i) => ({ name: `chain/op${i}`, op: 'Add', input: i ? [`chain/op${i - 1}`] : [] })),
+    { name: 'sum', op: 'AddN', input: ['x_0', 'x_1', 'x_2', 'x_3', 'x_4'] }
+  ];
+  const graph = parseGraphDef({ node });
+  const groups = buildHierarchy(graph);
+  assert.deepEqual(groupSeries(graph, groups, groupSignatures(graph, groups)), ['x_[0-4]']);
+  assert.equal(graph.ops.get('x_3')!.group, 'x_[0-4]');
+  const v = collapse(graph, groups, new Set());
+  assert.deepEqual(v.items.map(i => i.id).sort(), ['group:chain', 'group:x_[0-4]', 'op:sum']);
+  assert.deepEqual(v.edges.map(e => `${e.src}->${e.dst}:${e.count}`), ['group:x_[0-4]->op:sum:5']);
 });

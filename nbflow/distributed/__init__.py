@@ -6,9 +6,8 @@
 
 ``cluster`` places tasks on Dask workers and watches their health; ``plugin`` installs the
 message handlers in every worker; ``task`` is a task's state and its remote rendezvous;
-``loop_step`` runs a task's small step on its worker's message loop; ``master`` compiles a step
-signature into per-task subgraphs; ``session`` runs steps over ``channel``'s connections;
-``wire`` packs tensors into messages.
+``master`` groups a compiled step's partitions into per-task registrations; ``session`` runs
+steps over ``channel``'s connections; ``wire`` packs tensors into messages.
 """
 
 from nbflow.distributed.cluster import Cluster, TaskInfo, cluster_for_target, default_cluster

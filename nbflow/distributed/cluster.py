@@ -230,12 +230,17 @@ class Cluster:
         target = _target_of(client)
         with _clusters_lock:
             found = _clusters.get(target)
-        if found is not None and not found._closed:
+        if found is not None and not found.closed:
             return found
         kwargs.setdefault("health_interval", None)
         return cls(client, **kwargs)
 
     # --- names -----------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` ran (the cluster widget then shows it closed)."""
+        return self._closed
+
     @property
     def target(self) -> str:
         """The ``tf.Session`` target: ``nbflow://`` and the scheduler address."""
@@ -547,7 +552,7 @@ def cluster_for_target(target: str) -> Cluster:
     """The cluster a ``tf.Session`` target names: one made in this process, else attached."""
     with _clusters_lock:
         found = _clusters.get(target)
-    if found is not None and not found._closed:
+    if found is not None and not found.closed:
         return found
     address = target[len("nbflow://") :]
     try:
@@ -567,6 +572,6 @@ _default: Cluster | None = None
 def default_cluster() -> Cluster:
     """The process's default cluster: a small LocalCluster made on first use."""
     global _default
-    if _default is None or _default._closed:
+    if _default is None or _default.closed:
         _default = Cluster.local()
     return _default

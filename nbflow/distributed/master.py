@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbflow.distributed.task import task_of
-from nbflow.framework.graph_def import GRAPH_DEF_VERSION, encode_attr, node_def_of
-from nbflow.runtime.master import CompiledStep, partition_graph_def
+from nbflow.framework.graph_def import encode_attr, node_def_of
+from nbflow.runtime.master import CompiledStep, graph_def_of, partition_graph_def
 from nbflow.runtime.partition import Partition
 
 
@@ -74,11 +74,11 @@ def task_shares(compiled: CompiledStep, routes: dict[str, str]) -> list[TaskShar
             }
             for part in task_parts
         ]
-        graph_def = {
-            "node": placeholders + nodes,
-            "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0},
+        spec = {
+            "graph_def": graph_def_of(placeholders + nodes),
+            "parts": part_specs,
+            "routes": dict(routes),
         }
-        spec = {"graph_def": graph_def, "parts": part_specs, "routes": dict(routes)}
         digest = hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()
         fetch_indices = [i for part in task_parts for i, _ in part.fetches]
         shares.append(TaskShare(task, digest, spec, sorted(fed), fetch_indices))

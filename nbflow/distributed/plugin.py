@@ -19,8 +19,9 @@ worker keeps open to that peer (``distributed.comm.connect`` with the worker's o
 arguments, so its TLS settings), and the peer's Recv picks it up; nothing answers it. Only a
 large variable buffer sent without a copy goes request/response (``worker.rpc``): the step
 must not end, and a later step update the variable, before the peer has it. A small step whose
-async kernels are all Recvs runs on the message loop itself (``loop_step.LoopStep``), others on
-a driver thread. Nothing passes through the client or the scheduler.
+async kernels are all Recvs runs on the message loop itself (``runtime.drivers.CallerDriver``
+drives the dataflow state there), others on a driver thread. Nothing passes through the client
+or the scheduler.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class TaskHost:
     """The nbflow tasks of one Dask worker process (see the module docstring)."""
 
     # How steps run; ``bench/dask_transport.py`` turns these off to measure what they save.
-    steps_on_loop = True  # small Recv-only steps as ``LoopStep``s on the message loop
+    steps_on_loop = True  # small Recv-only steps driven on the message loop
     one_way_sends = True  # tensors on kept-open connections, unanswered
 
     def __init__(self, worker: Any):

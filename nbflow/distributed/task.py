@@ -21,7 +21,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from functools import partial
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,16 +30,16 @@ import numpy as np
 
 from nbflow import errors
 from nbflow.devices.device import Device, local_devices
-from nbflow.distributed.loop_step import LoopProgram, LoopStep, runs_on_loop
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.graph_def import import_graph_def
 from nbflow.framework.op_def import KernelContext
 from nbflow.ops.sendrecv_ops import RendezvousKey
 from nbflow.runtime import executor as executor_lib
+from nbflow.runtime.drivers import CallerDriver
 from nbflow.runtime.multi_device import PartitionRun, PartitionRunner
 from nbflow.runtime.plan import aliases_state, build_plan
 from nbflow.runtime.rendezvous import LocalRendezvous
-from nbflow.runtime.step import RunnerPolicy, bind_kernels, partition_runner
+from nbflow.runtime.step import RunnerPolicy, bind_kernels, caller_driver, partition_runner
 
 # Push a tensor to another task: (destination task, step id, key, value, on_error); returns
 # a future of the write, or None when delivered in this process.
@@ -116,9 +115,9 @@ class Registered:
     runner: PartitionRunner
     routes: dict[str, str]
     copy_names: frozenset[str]
-    programs: list[LoopProgram] | None  # set when every plan may run on the message loop
+    loop_drivers: list[CallerDriver] | None  # set when every plan may run on the message loop
     inline: bool = False  # plans short and Recv-free: run on the message loop itself
-    on_loop: bool = False  # plans cheap, their async kernels Recvs: ``LoopStep`` on the loop
+    on_loop: bool = False  # plans cheap, their async kernels Recvs: driven on the loop
     runs: int = 0
     slow_runs: int = 0  # consecutive steps on the loop that computed past its budget
 
@@ -193,15 +192,16 @@ class TaskServer:
         runner = partition_runner(
             parts, self.pool, RunnerPolicy(), fetch_count, [], self.devices_by_name
         )
-        on_loop = all(
-            runs_on_loop(plan) and not executor_lib.has_parallel_work(plan)
-            for _, plan, _, _ in parts
-        )
-        programs = [LoopProgram.of(plan) for _, plan, _, _ in parts] if on_loop else None
+        drivers = [caller_driver(plan) for _, plan, _, _ in parts]
+        loop_drivers = [d for d in drivers if d is not None]
         registered = Registered(
-            handle, runner, dict(spec["routes"]), frozenset(copy_names), programs
+            handle,
+            runner,
+            dict(spec["routes"]),
+            frozenset(copy_names),
+            loop_drivers if len(loop_drivers) == len(drivers) else None,
         )
-        registered.on_loop = on_loop
+        registered.on_loop = registered.loop_drivers is not None
         with self._lock:
             self.graphs[handle] = registered
             while len(self.graphs) > 256:  # old step signatures of long-gone sessions
@@ -254,51 +254,22 @@ class TaskServer:
         feeds: dict[int, Any],
         done: Callable[[StepReport | None, BaseException | None], None],
     ) -> None:
-        """Start one step of ``registered`` as ``LoopStep``s in the calling (message loop)
-        thread; ``done(report, error)`` when all its device plans have finished."""
+        """Start one step of ``registered`` driven in the calling (message loop) thread
+        (``PartitionRunner.start_partitions``); ``done(report, error)`` when it is over."""
         start = time.perf_counter()
         rendezvous.copy_names = registered.copy_names
-        report = StepReport()
-        failures: list[BaseException] = []
-        left = [len(registered.parts)]
-        step_id = rendezvous.step_id
+        assert registered.loop_drivers is not None
 
-        def finished(part: PartitionRun, values: tuple | None, error: BaseException | None):
-            if error is not None:
-                failures.append(error)
-                rendezvous.abort(
-                    errors.CancelledError(None, None, f"Step cancelled: {part.device.name} failed")
-                )
-            else:
-                assert values is not None
-                for i, value in zip(part.fetch_indices, values):
-                    report.values[i] = part.device.to_host(value)
-            left[0] -= 1
-            if left[0]:
-                return
+        def finished(values: dict[int, Any] | None, error: BaseException | None) -> None:
             registered.runs += 1
             self.steps_run += 1
-            report.run_s = time.perf_counter() - start
-            report.recv_wait_s = rendezvous.recv_wait
-            if failures:
-                done(
-                    None,
-                    next(
-                        (e for e in failures if not isinstance(e, errors.CancelledError)),
-                        failures[0],
-                    ),
-                )
-            else:
-                done(report, None)
+            if error is not None:
+                done(None, error)
+                return
+            assert values is not None
+            done(StepReport(values, time.perf_counter() - start, rendezvous.recv_wait), None)
 
-        assert registered.programs is not None
-        for part, program in zip(registered.parts, registered.programs):
-            device = part.device
-            ctx = KernelContext(device.name, device.xp, device.resources, step_id, rendezvous)
-            rendezvous.when_aborted(ctx.cancellation.cancel)
-            try:
-                pfeeds = tuple(device.from_host(feeds[i]) for i in part.feed_indices)
-            except BaseException as exc:  # noqa: BLE001 - reported to the master
-                finished(part, None, exc)
-                continue
-            LoopStep(program, ctx, pfeeds, partial(finished, part)).start()
+        ctx = KernelContext(step_id=rendezvous.step_id)
+        registered.runner.start_partitions(
+            ctx, rendezvous, feeds, registered.loop_drivers, finished
+        )

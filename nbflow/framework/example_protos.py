@@ -71,7 +71,7 @@ def _build_file() -> descriptor_pb2.FileDescriptorProto:
     for message_name, fields in _MESSAGES.items():
         message = file.message_type.add(name=message_name)
         for name, number, type_name, label in fields:
-            field = message.field.add(name=name, number=number, json_name=name)
+            field = message.field.add(name=name, number=number)  # JSON: lowerCamelCase
             field.label = _F.LABEL_OPTIONAL
             if label == "repeated":
                 field.label = _F.LABEL_REPEATED

@@ -6,6 +6,13 @@
 Attr values are tagged where JSON has no type of their own: ``{"type": "float32"}`` for a
 DType, ``{"shape": [2, null]}`` for a TensorShape, ``{"tensor": {...}}`` for an array.
 ``import_graph_def`` rebuilds ops through the registry, so an imported graph runs like the original.
+
+``import_graph_def`` also takes TensorFlow's ``GraphDef`` protocol buffer (``tf.GraphDef``, e.g.
+parsed from a frozen ``.pb`` or a text ``.pbtxt``): attrs TensorFlow records that nbflow's op does
+not declare (``T``, ``grad_a``) are dropped, the few op types TensorFlow names differently are
+mapped (``AddV2`` is ``Add``), and every op type nbflow lacks is named in one error. Before
+anything is added to the graph, the GraphDef's structure is checked: each node a name, an op type
+and a list of string inputs, names unique, inputs present, no cycle except a loop's back edge.
 """
 
 from __future__ import annotations
@@ -17,10 +24,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nbflow.framework import dtypes
+from nbflow import errors
+from nbflow.framework import dtypes, protos
 from nbflow.framework.tensor_shape import TensorShape
 
 GRAPH_DEF_VERSION = 1
+# TensorFlow op types that are another name of an op nbflow declares.
+TF_OP_ALIASES = {"AddV2": "Add"}
 
 
 def encode_attr(value: Any) -> Any:
@@ -152,14 +162,12 @@ def import_graph_def(
     from nbflow.framework import ops as ops_lib
     from nbflow.framework.op_def import get_op_def
 
-    if isinstance(graph_def, str):
-        graph_def = json.loads(graph_def)
-    assert isinstance(graph_def, dict)
+    graph_def = as_graph_def_dict(graph_def)
+    _validate_structure(graph_def)
     graph = ops_lib.get_default_graph()
     input_map = {_canonical(k): ops_lib.convert_to_tensor(v) for k, v in (input_map or {}).items()}
     nodes = {n["name"]: n for n in graph_def["node"]}
-    for n in graph_def["node"]:
-        get_op_def(n["op"])  # unknown op types fail before anything is added
+    _check_op_types(graph_def["node"])  # unknown op types fail before anything is added
     used_inputs: set[str] = set()
     created: dict[str, Any] = {}
     scope = "import" if name is None else name
@@ -168,8 +176,13 @@ def import_graph_def(
     with graph.name_scope(scope or None) as prefix:
         for node_name in order:
             node = nodes[node_name]
-            opdef = get_op_def(node["op"])
-            attrs = {k: decode_attr(v) for k, v in node.get("attr", {}).items()}
+            op_type = TF_OP_ALIASES.get(node["op"], node["op"])
+            opdef = get_op_def(op_type)
+            attrs = {
+                k: decode_attr(v)
+                for k, v in node.get("attr", {}).items()
+                if k in opdef.attrs or k.startswith("_") or k == "N"
+            }
             attrs.pop("_output_shapes", None)
             if prefix and "frame_name" in attrs:  # each imported copy of a loop is its own frame
                 attrs["frame_name"] = f"{prefix}{attrs['frame_name']}"
@@ -196,7 +209,7 @@ def import_graph_def(
             grouped = opdef.group_inputs(data, attrs) if opdef.list_inputs else data
             with graph.device(node.get("device") or None) if node.get("device") else _null():
                 op = graph.create_op(
-                    node["op"],
+                    op_type,
                     grouped,
                     attrs,
                     name=f"{prefix}{node_name}/" if prefix else f"{node_name}/",
@@ -222,6 +235,70 @@ def import_graph_def(
             raise ValueError(f"Requested return_element {element!r} not found in graph_def.")
         out.append(created[op_name].outputs[index] if ":" in element else created[op_name])
     return out
+
+
+def as_graph_def_dict(graph_def: Any) -> dict[str, Any]:
+    """nbflow's dict form of a GraphDef given as a dict, JSON text or TensorFlow's protobuf."""
+    if isinstance(graph_def, protos.GraphDef):
+        return protos.graph_proto_to_dict(graph_def)
+    if isinstance(graph_def, (str, bytes)):
+        try:
+            graph_def = json.loads(graph_def)
+        except ValueError as e:
+            raise TypeError(
+                f"graph_def must be a GraphDef proto: got a string that is not nbflow's JSON "
+                f"GraphDef either ({e}); parse a binary or text GraphDef into tf.GraphDef() first"
+            ) from None
+    if not isinstance(graph_def, dict) or not isinstance(graph_def.get("node", []), (list, tuple)):
+        raise TypeError(
+            f"graph_def must be a tf.GraphDef or a dict with a 'node' list, got "
+            f"{type(graph_def).__name__}"
+        )
+    return graph_def
+
+
+def _validate_structure(graph_def: dict[str, Any]) -> None:
+    """Raise ValueError naming the first node that is not a well-formed NodeDef."""
+    seen: set[str] = set()
+    for k, node in enumerate(graph_def.get("node", [])):
+        if not isinstance(node, dict) or not isinstance(node.get("name"), str) or not node["name"]:
+            raise ValueError(f"graph_def node #{k} has no name: {str(node)[:80]}")
+        name = node["name"]
+        if not isinstance(node.get("op"), str) or not node["op"]:
+            raise ValueError(f"Node '{name}' of graph_def has no op type: {str(node)[:80]}")
+        inputs = node.get("input", [])
+        if not isinstance(inputs, (list, tuple)) or not all(isinstance(i, str) for i in inputs):
+            raise ValueError(
+                f"Node '{name}': 'input' must be a list of tensor names, got {inputs!r}"
+            )
+        if not isinstance(node.get("attr", {}), dict):
+            raise ValueError(f"Node '{name}': 'attr' must be a mapping, got {node['attr']!r}")
+        if name in seen:
+            raise ValueError(f"Node '{name}' appears twice in graph_def")
+        seen.add(name)
+    graph_def.setdefault("node", [])
+
+
+def _check_op_types(nodes: list[dict[str, Any]]) -> None:
+    from nbflow.framework.op_def import registered_ops
+
+    known = registered_ops()
+    missing: dict[str, list[str]] = {}
+    for node in nodes:
+        if TF_OP_ALIASES.get(node["op"], node["op"]) not in known:
+            missing.setdefault(node["op"], []).append(node["name"])
+    if missing:
+        listed = "; ".join(
+            f"{op} (node{'s' if len(names) > 1 else ''} {', '.join(names[:3])}"
+            f"{', ...' if len(names) > 3 else ''})"
+            for op, names in sorted(missing.items())
+        )
+        raise errors.NotFoundError(
+            None,
+            None,
+            f"Op type not registered in nbflow: the graph_def uses {len(missing)} op type(s) "
+            f"nbflow does not implement: {listed}",
+        )
 
 
 def _canonical(name: str) -> str:
@@ -251,6 +328,13 @@ def _topological_names(nodes: list[dict[str, Any]]) -> list[str]:
             for child in children:
                 if child not in deps:
                     raise ValueError(f"Node '{name}' has an input '{child}' not in the graph_def")
+                if state.get(child) == 1:
+                    cycle = [n for n, _ in stack]
+                    cycle = cycle[cycle.index(child) :] + [child]
+                    raise ValueError(
+                        f"graph_def has a cycle through node '{child}': {' -> '.join(cycle)} "
+                        "(only a loop's NextIteration -> Merge edge may close a cycle)"
+                    )
                 if not state.get(child):
                     state[child] = 1
                     stack.append((child, iter(deps[child])))

@@ -3,7 +3,8 @@
     frozen = tf.graph_util.convert_variables_to_constants(sess, sess.graph_def, ["softmax"])
     # every variable the outputs need is now a Const holding its current value
 
-GraphDefs here are nbflow's JSON dicts (``nbflow.framework.graph_def``).
+Each function takes TensorFlow's ``GraphDef`` proto (``tf.GraphDef``) or nbflow's dict form
+(``nbflow.framework.graph_def``) and returns the same kind it was given.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import copy
 from typing import Any
 from collections.abc import Iterable, Sequence
 
-from nbflow.framework import dtypes
+from nbflow.framework import dtypes, protos
 from nbflow.framework.graph_def import decode_attr, encode_attr
 from nbflow.framework.tensor_shape import TensorShape
 
@@ -24,8 +25,23 @@ def _node_name(name: str) -> str:
     return name.split(":")[0]
 
 
-def extract_sub_graph(graph_def: dict[str, Any], dest_nodes: Sequence[str]) -> dict[str, Any]:
+def _as_dict(graph_def: Any) -> dict[str, Any]:
+    if isinstance(graph_def, protos.GraphDef):
+        return protos.graph_proto_to_dict(graph_def)
+    return graph_def
+
+
+def _like(result: dict[str, Any], given: Any) -> Any:
+    """``result`` in the form the caller gave: a GraphDef proto or nbflow's dict."""
+    return protos.graph_def_to_proto(result) if isinstance(given, protos.GraphDef) else result
+
+
+def extract_sub_graph(graph_def: Any, dest_nodes: Sequence[str]) -> Any:
     """The nodes ``dest_nodes`` depend on (data and control inputs), in the original order."""
+    return _like(_extract_sub_graph(_as_dict(graph_def), dest_nodes), graph_def)
+
+
+def _extract_sub_graph(graph_def: dict[str, Any], dest_nodes: Sequence[str]) -> dict[str, Any]:
     if isinstance(dest_nodes, str):
         raise TypeError("dest_nodes must be a list.")
     by_name = {n["name"]: n for n in graph_def["node"]}
@@ -48,16 +64,16 @@ def extract_sub_graph(graph_def: dict[str, Any], dest_nodes: Sequence[str]) -> d
 
 def convert_variables_to_constants(
     sess: Any,
-    input_graph_def: dict[str, Any],
+    input_graph_def: Any,
     output_node_names: Sequence[str],
     variable_names_whitelist: Iterable[str] | None = None,
     variable_names_blacklist: Iterable[str] | None = None,
-) -> dict[str, Any]:
+) -> Any:
     """Freeze: the subgraph for ``output_node_names`` with variables replaced by constants.
 
     The constants hold the variables' values in ``sess`` now; the result needs no checkpoint.
     """
-    graph_def = extract_sub_graph(input_graph_def, output_node_names)
+    graph_def = _extract_sub_graph(_as_dict(input_graph_def), output_node_names)
     allow = set(variable_names_whitelist) if variable_names_whitelist is not None else None
     deny = set(variable_names_blacklist or ())
     names = [
@@ -76,13 +92,12 @@ def convert_variables_to_constants(
             node["op"] = "Const"
             node["input"] = []
             node["attr"] = {"value": encode_attr(value), "dtype": encode_attr(dtype)}
-    return graph_def
+    return _like(graph_def, input_graph_def)
 
 
-def remove_training_nodes(
-    input_graph: dict[str, Any], protected_nodes: Sequence[str] | None = None
-) -> dict[str, Any]:
+def remove_training_nodes(input_graph: Any, protected_nodes: Sequence[str] | None = None) -> Any:
     """Drop Identity and CheckNumerics nodes (not ``protected_nodes``), rewiring consumers."""
+    given, input_graph = input_graph, _as_dict(input_graph)
     protected = set(protected_nodes or ())
     removed: dict[str, str] = {}
     for node in input_graph["node"]:
@@ -106,7 +121,7 @@ def remove_training_nodes(
         node = copy.deepcopy(node)
         node["input"] = [resolve(i) for i in node.get("input", [])]
         nodes.append(node)
-    return {**{k: v for k, v in input_graph.items() if k != "node"}, "node": nodes}
+    return _like({**{k: v for k, v in input_graph.items() if k != "node"}, "node": nodes}, given)
 
 
 def tensor_shape_from_node_def_name(graph: Any, input_name: str) -> TensorShape:

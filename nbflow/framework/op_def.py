@@ -215,6 +215,12 @@ class Sample:
 _REGISTRY: dict[str, OpDef] = {}
 
 
+def _origin(cls: type) -> str:
+    """Where an op class is declared: a module re-run (a notebook cell, a reload) may re-declare
+    its own op, another module may not."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 class OpDef:
     """Base class of op declarations; see the module docstring."""
 
@@ -277,6 +283,12 @@ class OpDef:
         cls.samples = [copy.copy(sample) for sample in cls.samples]
         for sample in cls.samples:
             sample.opdef = instance
+        known = _REGISTRY.get(cls.type)
+        if known is not None and _origin(type(known)) != _origin(cls):
+            raise TypeError(
+                f"op type {cls.type!r} is declared twice: by {_origin(type(known))} and by "
+                f"{_origin(cls)}; declare each op once (STYLE.md)"
+            )
         _REGISTRY[cls.type] = instance
 
     # --- signature -------------------------------------------------------------------------
@@ -329,6 +341,11 @@ class OpDef:
     # A CuPy-specific kernel, declared next to ``compute`` where it pays on a GPU (one fused
     # launch instead of several); the GPU device uses ``compute`` otherwise.
     compute_gpu: Callable[..., Any] | None = None
+
+    def static_value(self, op: Any) -> Any:
+        """The node's output if known while building the graph (``Shape`` of a fully defined
+        shape), else None; Const and pass-through ops are handled by their traits."""
+        return None
 
     def scalar_index(self, op: Any) -> Any:
         """For ``x[i]`` with a scalar tensor ``i`` (a StridedSlice), the tensor ``i``; None for

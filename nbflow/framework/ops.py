@@ -15,7 +15,6 @@ import threading
 from typing import Any
 from collections.abc import Callable, Iterator, Sequence
 
-import numpy as np
 
 from nbflow.devices.spec import DeviceSpec, merge_device
 from nbflow.framework import dtypes
@@ -790,13 +789,12 @@ def _spec_of(t: Tensor) -> TensorSpec:
 def constant_value(tensor: Tensor) -> Any:
     """The tensor's value if it is known at graph construction (constants and simple folds)."""
     op = tensor.op
-    if op.type == "Const":
+    opdef = op.op_def
+    if opdef.holds_constant:
         return op.get_attr("value")
-    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
-        return np.array(op.inputs[0].shape.as_list(), dtype=op.get_attr("out_type").np)
-    if op.type == "Identity":
+    if opdef.passes_through:
         return constant_value(op.inputs[0])
-    return None
+    return opdef.static_value(op)
 
 
 def _creation_site() -> tuple[str, int, str] | None:

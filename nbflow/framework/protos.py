@@ -113,7 +113,14 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("input", 3, "string", "repeated"),
         ("device", 4, "string", ""),
         ("attr", 5, "map<string,AttrValue>", "repeated"),
+        ("experimental_debug_info", 6, "NodeDef.ExperimentalDebugInfo", ""),
     ],
+    "NodeDef.ExperimentalDebugInfo": [
+        ("original_node_names", 1, "string", "repeated"),
+        ("original_func_names", 2, "string", "repeated"),
+    ],
+    # functions are not imported; the library is declared so GraphDefs that carry one parse
+    "FunctionDefLibrary": [],
     "VersionDef": [
         ("producer", 1, "int32", ""),
         ("min_consumer", 2, "int32", ""),
@@ -123,6 +130,7 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("node", 1, "NodeDef", "repeated"),
         ("versions", 4, "VersionDef", ""),
         ("version", 3, "int32", ""),
+        ("library", 2, "FunctionDefLibrary", ""),
     ],
     "HistogramProto": [
         ("min", 1, "double", ""),
@@ -508,6 +516,8 @@ def shape_proto(shape: Any) -> Any:
 def _attr_proto(value: Any) -> Any:
     from nbflow.framework.tensor_shape import TensorShape
 
+    if value is None:
+        return AttrValue()  # no value set: reads back as None
     if isinstance(value, dtypes.DType):
         return AttrValue(type=_dtype_enum(value))
     if isinstance(value, TensorShape):

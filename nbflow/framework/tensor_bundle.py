@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,26 +171,47 @@ class SavedSlice:
     full_shape: tuple[int, ...]
     extents: Slice
 
+    @staticmethod
+    def parse(name: str, spec: str) -> SavedSlice | None:
+        """The slice a ``shape_and_slices`` spec names (``"10 4 0,4:0,4"``); None for ``""``."""
+        if not spec:
+            return None
+        *dims, extents = spec.split(" ")
+        if not dims:
+            raise ValueError(f"slice spec {spec!r} of {name!r} has no full shape")
+        parsed = tuple(
+            (0, -1) if part == "-" else (int(part.split(",")[0]), int(part.split(",")[1]))
+            for part in extents.split(":")
+        )
+        if len(parsed) != len(dims):
+            raise ValueError(f"slice spec {spec!r} of {name!r}: rank differs from the shape")
+        return SavedSlice(name, tuple(int(d) for d in dims), parsed)
+
+    def index(self) -> tuple[slice, ...]:
+        return _index_of(self.extents, self.full_shape)
+
 
 def write_data(
     path: str,
-    tensors: Mapping[str, Any],
+    tensors: Mapping[str, Any] | Sequence[tuple[str, Any]],
     shard: int,
-    slices: Mapping[str, SavedSlice] | None = None,
+    slices: Sequence[SavedSlice | None] = (),
     sync: bool = True,
 ) -> list[tuple[bytes, Any]]:
     """Write one shard's data file; returns its (key, BundleEntryProto) pairs for the index.
 
-    A name in ``slices`` is saved as that slice of its full tensor (its key encodes the slice).
+    ``slices[k]``, when given, saves the k-th tensor as that slice of its full tensor (its key
+    encodes the slice).
     """
     entries = []
     offset = 0
+    items = list(tensors.items()) if isinstance(tensors, Mapping) else list(tensors)
     with open(path, "wb") as f:
-        for name, value in tensors.items():
+        for k, (name, value) in enumerate(items):
             array = np.asarray(value.get() if hasattr(value, "get") else value)  # CuPy -> host
             data, crc = encode_tensor(array)
             f.write(data)
-            piece = (slices or {}).get(name)
+            piece = slices[k] if k < len(slices) else None
             entry = protos.BundleEntryProto(
                 dtype=dtype_enum(dtypes.string if array.dtype.kind in "USO" else array.dtype),
                 shape=protos.shape_proto(array.shape),
@@ -223,6 +244,20 @@ def _full_entries(entries: list[tuple[bytes, Any]], slices: Iterable[SavedSlice]
     return [(name.encode(), entry) for name, entry in full.items()]
 
 
+def _merged(entries: list[tuple[bytes, Any]]) -> list[tuple[bytes, Any]]:
+    """Entries with the full entries of one partitioned tensor (one per shard) joined."""
+    out: dict[bytes, Any] = {}
+    result = []
+    for key, entry in entries:
+        first = out.get(key)
+        if first is not None and first.slices and entry.slices:
+            first.slices.extend(entry.slices)
+            continue
+        out[key] = entry
+        result.append((key, entry))
+    return result
+
+
 def write_index(
     path: str,
     entries: list[tuple[bytes, Any]],
@@ -234,7 +269,7 @@ def write_index(
     header = protos.BundleHeaderProto(
         num_shards=num_shards, version=protos.VersionDef(producer=VERSION)
     )
-    items = [(b"", header)] + list(entries) + _full_entries(entries, slices)
+    items = [(b"", header)] + _merged(list(entries) + _full_entries(entries, slices))
     items.sort(key=lambda kv: kv[0])
     for (a, _), (b, _) in zip(items, items[1:]):
         if a == b:

@@ -137,7 +137,11 @@ class ClusterHandle:
     @property
     def closed(self) -> bool:
         """Closed here (``close``, ``%dataflow_cluster --close``) or its Dask client closed."""
-        return self._closed or getattr(self.client, "status", "running") in ("closing", "closed")
+        return (
+            self._closed
+            or bool(getattr(self.nbflow, "closed", False))  # Cluster.closed, once it has one
+            or getattr(self.client, "status", "running") in ("closing", "closed")
+        )
 
     def on_close(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once this handle is closed (widgets showing it grey out)."""

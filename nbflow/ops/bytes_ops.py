@@ -14,7 +14,9 @@ contents as one such string, typically fed to ``tf.image.decode_jpeg`` or ``deco
 from __future__ import annotations
 
 import glob
+import gzip
 import os
+import zlib
 from typing import Any
 
 import numpy as np
@@ -25,11 +27,14 @@ from nbflow.framework import dtypes, protos
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops.variables import Variable
 
 Tensor = ops_lib.Tensor
 
 __all__ = [
+    "decode_compressed",
     "decode_raw",
+    "match_filenames_once",
     "matching_files",
     "parse_tensor",
     "read_file",
@@ -60,6 +65,7 @@ class ReadFile(OpDef):
     inputs = ("filename",)
     stateful = True  # the file may change between steps: never folded or cached
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
 
     def infer(self, filename: TensorSpec) -> TensorSpec:
         filename.shape.assert_is_compatible_with(TensorShape([]))
@@ -81,6 +87,7 @@ class WriteFile(OpDef):
     num_outputs = 0
     stateful = True
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
 
     def infer(self, filename: TensorSpec, contents: TensorSpec) -> list:
         contents.shape.assert_is_compatible_with(TensorShape([]))
@@ -103,6 +110,7 @@ class MatchingFiles(OpDef):
     inputs = ("pattern",)
     stateful = True
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
 
     def infer(self, pattern: TensorSpec) -> TensorSpec:
         return TensorSpec([None], dtypes.string)
@@ -122,6 +130,7 @@ class DecodeRaw(OpDef):
     inputs = ("bytes",)
     attrs = {"out_type": dtypes.uint8, "little_endian": True}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [
         Sample(
             bytes=np.array([b"\x01\x00\x02\x00", b"\xff\xff\x00\x01"], dtype=object),
@@ -166,6 +175,7 @@ class SerializeTensor(OpDef):
 
     inputs = ("tensor",)
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [Sample(tensor=(2, 3))]
 
     def infer(self, tensor: TensorSpec) -> TensorSpec:
@@ -182,6 +192,7 @@ class ParseTensor(OpDef):
     inputs = ("serialized",)
     attrs = {"out_type": dtypes.float32}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
 
     def infer(self, serialized: TensorSpec, out_type: dtypes.DType) -> TensorSpec:
         return TensorSpec(TensorShape(None), out_type)
@@ -202,6 +213,54 @@ class ParseTensor(OpDef):
                 f"and dtype ({out_type.name})",
             )
         return value
+
+
+def _strings_out(values: list[bytes], shape: tuple[int, ...]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out.reshape(shape)
+
+
+def _elementwise(data: Any, convert: Any) -> np.ndarray:
+    strings = np.asarray(data, dtype=object)
+    flat = [convert(s if isinstance(s, bytes) else str(s).encode()) for s in strings.reshape(-1)]
+    return _strings_out(flat, strings.shape)
+
+
+class DecodeCompressed(OpDef):
+    """Each string decompressed: ``compression_type`` "" (none), "ZLIB" or "GZIP"."""
+
+    inputs = ("bytes",)
+    attrs = {"compression_type": ""}
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [
+        Sample(bytes=np.array([zlib.compress(b"abc")], dtype=object), compression_type="ZLIB")
+    ]
+
+    def infer(self, data: TensorSpec, compression_type: str) -> TensorSpec:
+        return data
+
+    def compute(self, ctx: KernelContext, data: Any, compression_type: str) -> np.ndarray:
+        decompress = {"": bytes, "ZLIB": zlib.decompress, "GZIP": gzip.decompress}.get(
+            compression_type
+        )
+        if decompress is None:
+            raise errors.InvalidArgumentError(
+                None,
+                None,
+                f"compression_type must be '', 'ZLIB' or 'GZIP', got {compression_type!r}",
+            )
+
+        def inflate(s: bytes) -> bytes:
+            try:
+                return decompress(s)
+            except (OSError, zlib.error, EOFError) as e:
+                raise errors.DataLossError(
+                    None, None, f"Failed to decompress ({compression_type}): {e}"
+                ) from None
+
+        return _elementwise(data, inflate)
 
 
 # --- builders -------------------------------------------------------------------------------------
@@ -264,3 +323,21 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> Ten
     """The tensor that ``serialize_tensor`` wrote into ``serialized``, of dtype ``out_type``."""
     attrs = {"out_type": dtypes.as_dtype(out_type)}
     return _create("ParseTensor", [_string(serialized)], attrs, name).outputs[0]
+
+
+def decode_compressed(bytes: Any, compression_type: str = "", name: str | None = None) -> Tensor:  # noqa: A002
+    """Each string decompressed with ``compression_type`` ("", "ZLIB" or "GZIP")."""
+    attrs = {"compression_type": compression_type or ""}
+    return _create("DecodeCompressed", [_string(bytes)], attrs, name).outputs[0]
+
+
+def match_filenames_once(pattern: Any, name: str | None = None) -> Variable:
+    """A local variable holding the files matching ``pattern`` when it was initialized (run
+    ``local_variables_initializer``)."""
+    return Variable(
+        lambda: matching_files(pattern),
+        name=name or "matching_filenames",
+        trainable=False,
+        validate_shape=False,
+        collections=[ops_lib.GraphKeys.LOCAL_VARIABLES],
+    )

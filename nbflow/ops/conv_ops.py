@@ -244,14 +244,18 @@ def _conv_forward(x: Any, f: Any, g: _Geometry) -> Any:
 
 
 def _conv_filter_grad(x: Any, dy: Any, g: _Geometry, filter_shape: tuple[int, ...]) -> Any:
-    """``cols^T @ dy`` of a convolution's im2col matrix, summed chunk by chunk."""
+    """``cols^T @ dy`` of a convolution's im2col matrix, summed chunk by chunk. BLAS computes
+    its transpose ``dy^T @ cols`` [O, KH*KW*C] (a few percent faster with few output channels:
+    the long side of the product is then the output's rows, not its columns); the result is a
+    transposed view of that small matrix."""
     out_channels = filter_shape[3]
-    grad = np.zeros((int(np.prod(filter_shape[:3])), out_channels), dtype=np.result_type(x, dy))
-    part = np.empty_like(grad)
+    taps = int(np.prod(filter_shape[:3]))
+    grad_t = np.zeros((out_channels, taps), dtype=np.result_type(x, dy))
+    part = np.empty_like(grad_t)
     for start, stop, cols in _im2col_chunks(x, g):
-        np.matmul(cols.T, dy[start:stop].reshape(-1, out_channels), out=part)
-        grad += part
-    return grad.reshape(filter_shape)
+        np.matmul(dy[start:stop].reshape(-1, out_channels).T, cols, out=part)
+        grad_t += part
+    return np.ascontiguousarray(grad_t.T).reshape(filter_shape)
 
 
 def _conv_input_grad(dy: Any, f: Any, g: _Geometry, shape: tuple[int, ...]) -> Any:

@@ -493,6 +493,8 @@ class QueueBase:
         }
         self._queue_ref = _graph().create_op(self._op_type, [], attrs, name=name).outputs[0]
         self._name = self._queue_ref.op.name
+        # TensorFlow names a queue's ops after the queue's own name: q_Dequeue, q_enqueue, ...
+        self._short_name = self._name.split("/")[-1]
 
     @property
     def queue_ref(self) -> Tensor:
@@ -529,7 +531,9 @@ class QueueBase:
     def enqueue(self, vals: Any, name: str | None = None) -> ops_lib.Operation:
         """Enqueue one element; the step blocks while the queue is full."""
         return _graph().create_op(
-            "QueueEnqueueV2", [self._queue_ref, self._components(vals)], name=name or "enqueue"
+            "QueueEnqueueV2",
+            [self._queue_ref, self._components(vals)],
+            name=name or f"{self._short_name}_enqueue",
         )
 
     def enqueue_many(self, vals: Any, name: str | None = None) -> ops_lib.Operation:
@@ -537,7 +541,7 @@ class QueueBase:
         return _graph().create_op(
             "QueueEnqueueManyV2",
             [self._queue_ref, self._components(vals)],
-            name=name or "enqueue_many",
+            name=name or f"{self._short_name}_EnqueueMany",
         )
 
     def _outputs(self, op: ops_lib.Operation, batch: Any) -> Any:
@@ -556,7 +560,7 @@ class QueueBase:
             "QueueDequeueV2",
             [self._queue_ref],
             {"component_types": self._dtypes},
-            name=name or "dequeue",
+            name=name or f"{self._short_name}_Dequeue",
         )
         return self._outputs(op, False)
 
@@ -566,7 +570,7 @@ class QueueBase:
             "QueueDequeueManyV2",
             [self._queue_ref, ops_lib.convert_to_tensor(n, dtype=dtypes.int32)],
             {"component_types": self._dtypes},
-            name=name or "dequeue_many",
+            name=name or f"{self._short_name}_DequeueMany",
         )
         return self._outputs(op, n if isinstance(n, int) else None)
 
@@ -576,7 +580,7 @@ class QueueBase:
             "QueueDequeueUpToV2",
             [self._queue_ref, ops_lib.convert_to_tensor(n, dtype=dtypes.int32)],
             {"component_types": self._dtypes},
-            name=name or "dequeue_up_to",
+            name=name or f"{self._short_name}_DequeueUpTo",
         )
         return self._outputs(op, None)
 
@@ -586,16 +590,22 @@ class QueueBase:
             "QueueCloseV2",
             [self._queue_ref],
             {"cancel_pending_enqueues": cancel_pending_enqueues},
-            name=name or "close",
+            name=name or f"{self._short_name}_Close",
         )
 
     def size(self, name: str | None = None) -> Tensor:
-        return _graph().create_op("QueueSizeV2", [self._queue_ref], name=name or "size").outputs[0]
+        return (
+            _graph()
+            .create_op("QueueSizeV2", [self._queue_ref], name=name or f"{self._short_name}_Size")
+            .outputs[0]
+        )
 
     def is_closed(self, name: str | None = None) -> Tensor:
         return (
             _graph()
-            .create_op("QueueIsClosedV2", [self._queue_ref], name=name or "is_closed")
+            .create_op(
+                "QueueIsClosedV2", [self._queue_ref], name=name or f"{self._short_name}_IsClosed"
+            )
             .outputs[0]
         )
 

@@ -25,11 +25,13 @@ parsed as two variable-length features that ``MergeSparseFeature`` combines.
 from __future__ import annotations
 
 import collections
+import itertools
 import math
 from typing import Any
 from collections.abc import Sequence
 
 import numpy as np
+from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from nbflow import errors
@@ -44,6 +46,7 @@ from nbflow.ops import array_ops
 Tensor = ops_lib.Tensor
 
 __all__ = [
+    "decode_json_example",
     "FixedLenFeature",
     "FixedLenSequenceFeature",
     "SparseFeature",
@@ -106,25 +109,29 @@ def _parse_records(message: Any, serialized: Any) -> list[Any]:
         raise errors.InvalidArgumentError(
             None, None, f"Expected serialized to be a vector, got shape: {list(records.shape)}"
         )
-    out = []
-    for k, record in enumerate(records):
-        try:
-            out.append(message.FromString(bytes(record)))
-        except DecodeError:
-            raise errors.InvalidArgumentError(
-                None,
-                None,
-                f"Could not parse example input, value: {bytes(record)[:64]!r} (record {k} "
-                f"is not a serialized {message.DESCRIPTOR.name})",
-            ) from None
-    return out
+    parse = message.FromString
+    try:
+        return [parse(r if isinstance(r, bytes) else bytes(r)) for r in records.tolist()]
+    except DecodeError:
+        for k, record in enumerate(records.tolist()):  # find the bad record for the message
+            try:
+                parse(bytes(record))
+            except DecodeError:
+                raise errors.InvalidArgumentError(
+                    None,
+                    None,
+                    f"Could not parse example input, value: {bytes(record)[:64]!r} (record {k} "
+                    f"is not a serialized {message.DESCRIPTOR.name})",
+                ) from None
+        raise
 
 
-def _values(feature: Any, dtype: dtypes.DType, key: str, index: int) -> np.ndarray:
-    """The values of one ``Feature`` as an array of ``dtype``; a kind mismatch is an error."""
+def _values(feature: Any, dtype: dtypes.DType, key: str, index: int) -> Sequence[Any]:
+    """The values of one ``Feature`` (a sequence of Python values); a kind mismatch is an
+    error. Arrays are made once per batch, from all rows together, which is much faster."""
     kind = feature.WhichOneof("kind")
     if kind is None:
-        return np.zeros([0], dtype=object if dtype == dtypes.string else dtype.np)
+        return ()
     if kind != _KIND[dtype]:
         raise errors.InvalidArgumentError(
             None,
@@ -132,12 +139,7 @@ def _values(feature: Any, dtype: dtypes.DType, key: str, index: int) -> np.ndarr
             f"Name: <unknown>, Key: {key}, Index: {index}.  Data types don't match. "
             f"Data type: {_KIND_NAME[kind]} but expected type: {dtype.name}",
         )
-    values = getattr(feature, kind).value
-    if dtype == dtypes.string:
-        array = np.empty(len(values), dtype=object)
-        array[:] = list(values)
-        return array
-    return np.asarray(values, dtype=dtype.np)
+    return getattr(feature, kind).value
 
 
 def _empty(dtype: dtypes.DType, shape: Sequence[int]) -> np.ndarray:
@@ -146,31 +148,47 @@ def _empty(dtype: dtypes.DType, shape: Sequence[int]) -> np.ndarray:
     return np.zeros(shape, dtype=dtype.np)
 
 
-def _sparse(rows: list[np.ndarray], dtype: dtypes.DType) -> list[np.ndarray]:
+def _array(values: list[Any], dtype: dtypes.DType) -> np.ndarray:
+    """A flat array of ``dtype`` (strings: an object array of bytes) from a Python list."""
+    if dtype == dtypes.string:
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
+    return np.array(values, dtype=dtype.np)
+
+
+def _sparse(rows: list[Sequence[Any]], dtype: dtypes.DType) -> list[np.ndarray]:
     """A ``VarLenFeature`` of a batch: indices [N, 2] (example, position), values, dense shape."""
-    indices = [(b, j) for b, row in enumerate(rows) for j in range(len(row))]
-    values = np.concatenate(rows) if rows else _empty(dtype, [0])
-    longest = max((len(r) for r in rows), default=0)
+    lengths = np.array([len(r) for r in rows], dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    total = int(lengths.sum())
+    example = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+    position = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+    values = list(itertools.chain.from_iterable(rows))
     return [
-        np.asarray(indices, dtype=np.int64).reshape(-1, 2),
-        values.astype(object if dtype == dtypes.string else dtype.np),
-        np.asarray([len(rows), longest], dtype=np.int64),
+        np.stack([example, position], axis=1),
+        _array(values, dtype),
+        np.asarray([len(rows), lengths.max(initial=0)], dtype=np.int64),
     ]
 
 
 def _dense(
-    rows: list[np.ndarray | None], dtype: dtypes.DType, shape: TensorShape, default: Any, key: str
+    rows: list[Sequence[Any] | None],
+    dtype: dtypes.DType,
+    shape: TensorShape,
+    default: Any,
+    key: str,
 ) -> np.ndarray:
     """A dense feature of a batch: [batch] + shape; a first dimension None is padded."""
     dims = shape.as_list()
     variable = bool(dims) and dims[0] is None
     row_size = math.prod(dims[1:] if variable else dims)
     default = np.asarray(default)
-    shaped = []
+    filled: list[Sequence[Any]] = []
     for b, row in enumerate(rows):
         if row is None:
             if variable:
-                row = _empty(dtype, [0])
+                row = ()
             elif default.size == 0:
                 raise errors.InvalidArgumentError(
                     None,
@@ -179,7 +197,7 @@ def _dense(
                     "but could not be found.",
                 )
             else:
-                row = np.broadcast_to(default, dims).reshape(-1)
+                row = np.broadcast_to(default, dims).reshape(-1).tolist()
         if (len(row) != row_size) if not variable else (row_size and len(row) % row_size):
             raise errors.InvalidArgumentError(
                 None,
@@ -188,20 +206,30 @@ def _dense(
                 f"{'is not a multiple of' if variable else '!='} expected.  Values size: "
                 f"{len(row)} but output shape: {dims}",
             )
-        shaped.append(row)
+        filled.append(row)
     if not variable:
-        return np.stack([r.reshape(dims) for r in shaped]) if shaped else _empty(dtype, [0, *dims])
-    longest = max((len(r) // max(row_size, 1) for r in shaped), default=0)
+        flat = list(itertools.chain.from_iterable(filled))
+        return _array(flat, dtype).reshape([len(filled), *dims])
+    longest = max((len(r) // max(row_size, 1) for r in filled), default=0)
     pad = default.reshape(-1)[0] if default.size else _empty(dtype, [1])[0]
-    out = np.full([len(shaped), longest, *dims[1:]], pad, dtype=_empty(dtype, [0]).dtype)
-    for b, row in enumerate(shaped):
+    out = np.full([len(filled), longest, *dims[1:]], pad, dtype=_empty(dtype, [0]).dtype)
+    for b, row in enumerate(filled):
         n = len(row) // max(row_size, 1)
-        out[b, :n] = row.reshape([n, *dims[1:]])
+        if n:
+            out[b, :n] = _array(list(row), dtype).reshape([n, *dims[1:]])
     return out
 
 
-def _feature_rows(maps: list[Any], key: str, dtype: dtypes.DType) -> list[np.ndarray | None]:
-    return [_values(m[key], dtype, key, b) if key in m else None for b, m in enumerate(maps)]
+def _feature_rows(maps: list[Any], key: str, dtype: dtypes.DType) -> list[Sequence[Any] | None]:
+    kind = _KIND[dtype]
+    rows: list[Sequence[Any] | None] = []
+    for b, m in enumerate(maps):
+        feature = m.get(key)
+        if feature is not None and feature.WhichOneof("kind") == kind:  # the common case
+            rows.append(getattr(feature, kind).value)
+        else:
+            rows.append(None if feature is None else _values(feature, dtype, key, b))
+    return rows
 
 
 def _parse_features(
@@ -215,7 +243,7 @@ def _parse_features(
 ) -> list[np.ndarray]:
     """The outputs of ``ParseExample`` for the feature maps of a batch, in its order."""
     sparse = [
-        _sparse([r if r is not None else _empty(t, [0]) for r in _feature_rows(maps, k, t)], t)
+        _sparse([r if r is not None else () for r in _feature_rows(maps, k, t)], t)
         for k, t in zip(sparse_keys, sparse_types)
     ]
     dense = [
@@ -241,6 +269,7 @@ class ParseExample(OpDef):
         "dense_shapes": [],
     }
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [
         Sample(
             serialized=np.array(
@@ -302,6 +331,7 @@ class ParseSequenceExample(OpDef):
         "feature_list_dense_missing_assumed_empty": [],
     }
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [
         Sample(
             serialized=np.array([b"", b""], dtype=object),
@@ -401,7 +431,9 @@ def _feature_list(lists: Any, key: str, b: int, required: bool) -> list[Any]:
 
 
 def _sequence_sparse(lists: list[Any], key: str, dtype: dtypes.DType) -> list[np.ndarray]:
-    indices, values, steps, longest = [], [], 0, 0
+    indices: list[tuple[int, int, int]] = []
+    values: list[Any] = []
+    steps = longest = 0
     for b, feature_lists in enumerate(lists):
         features = _feature_list(feature_lists, key, b, required=False)
         steps = max(steps, len(features))
@@ -409,10 +441,10 @@ def _sequence_sparse(lists: list[Any], key: str, dtype: dtypes.DType) -> list[np
             row = _values(feature, dtype, key, b)
             longest = max(longest, len(row))
             indices.extend((b, t, j) for j in range(len(row)))
-            values.append(row)
+            values.extend(row)
     return [
         np.asarray(indices, dtype=np.int64).reshape(-1, 3),
-        np.concatenate(values) if values else _empty(dtype, [0]),
+        _array(values, dtype),
         np.asarray([len(lists), steps, longest], dtype=np.int64),
     ]
 
@@ -434,7 +466,7 @@ def _sequence_dense(
                     f"Name: <unknown>, Key: {key}, Index: {t}.  Number of {dtype.name} values "
                     f"!= expected.  values size: {len(row)} but output shape: {dims}",
                 )
-            steps.append(row.reshape(dims))
+            steps.append(_array(list(row), dtype).reshape(dims))
         batch.append(steps)
     longest = max((len(s) for s in batch), default=0)
     out = _empty(dtype, [len(batch), longest, *dims])
@@ -451,6 +483,7 @@ class MergeSparseFeature(OpDef):
     inputs = ("value_indices", "values", "value_shape", "index_values*")
     attrs = {"sizes": [], "already_sorted": False}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     num_outputs = 3
     samples = [
         Sample(
@@ -496,7 +529,45 @@ class MergeSparseFeature(OpDef):
         return [indices.reshape(-1, 1 + len(index_values)), values, shape]
 
 
+class DecodeJSONExample(OpDef):
+    """Each ``Example`` in protobuf's JSON form as its binary serialization."""
+
+    inputs = ("json_examples",)
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [
+        Sample(
+            json_examples=np.array(
+                [b'{"features": {"feature": {"x": {"int64List": {"value": ["7"]}}}}}'],
+                dtype=object,
+            )
+        )
+    ]
+
+    def infer(self, json_examples: TensorSpec) -> TensorSpec:
+        return json_examples
+
+    def compute(self, ctx: KernelContext, json_examples: Any) -> np.ndarray:
+        strings = np.asarray(json_examples, dtype=object)
+        out = np.empty(strings.size, dtype=object)
+        for k, text in enumerate(strings.reshape(-1)):
+            try:
+                out[k] = json_format.Parse(text, Example()).SerializeToString()
+            except json_format.ParseError as e:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Error while parsing JSON: {e} (in {bytes(text)[:64]!r})"
+                ) from None
+        return out.reshape(strings.shape)
+
+
 # --- builders -----------------------------------------------------------------------------------
+def decode_json_example(json_examples: Any, name: str | None = None) -> Tensor:
+    """``Example``s written in protobuf's JSON form, as binary ``Example`` strings."""
+    examples = ops_lib.convert_to_tensor(json_examples, dtype=dtypes.string)
+    graph = ops_lib.get_default_graph()
+    return graph.create_op("DecodeJSONExample", [examples], name=name).outputs[0]
+
+
 def _default_tensor(value: Any, dtype: dtypes.DType, shape: Any, name: str) -> Tensor:
     if value is None:
         return array_ops.constant(_empty(dtype, [0]), dtype=dtype, name=name)

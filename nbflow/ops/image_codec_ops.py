@@ -31,16 +31,20 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops import array_ops
 
 Tensor = ops_lib.Tensor
 
 __all__ = [
+    "decode_and_crop_jpeg",
     "decode_bmp",
+    "extract_jpeg_shape",
     "decode_gif",
     "decode_image_uint8",
     "decode_jpeg",
     "decode_png",
     "encode_jpeg",
+    "encode_jpeg_variable_quality",
     "encode_png",
     "is_jpeg",
 ]
@@ -103,18 +107,22 @@ def _convert_channels(array: np.ndarray, channels: int) -> np.ndarray:
     if channels == own:
         return array
     color = array[..., :3] if own >= 3 else np.repeat(array[..., :1], 3, axis=-1)
-    alpha = array[..., own - 1 :] if own in (2, 4) else None
-    if channels == 1:
-        if own <= 2:
-            return array[..., :1]
-        weights = np.asarray(_PNG_GRAY_WEIGHTS, np.uint32)
-        gray = (color.astype(np.uint32) @ weights) >> 15  # libpng truncates
-        return gray.astype(array.dtype)[..., None]
     if channels == 3:
         return color
-    full = np.iinfo(array.dtype).max
-    opaque = np.full(array.shape[:-1] + (1,), full, array.dtype) if alpha is None else alpha
-    return np.concatenate([color, opaque], axis=-1)
+    if channels in (1, 2):
+        if own <= 2:
+            gray = array[..., :1]
+        else:
+            weights = np.asarray(_PNG_GRAY_WEIGHTS, np.uint32)
+            gray = ((color.astype(np.uint32) @ weights) >> 15).astype(array.dtype)[..., None]
+        if channels == 1:  # libpng truncates the weighted sum
+            return gray
+        color = gray
+    if own in (2, 4):
+        alpha = array[..., own - 1 :]
+    else:
+        alpha = np.full(array.shape[:-1] + (1,), np.iinfo(array.dtype).max, array.dtype)
+    return np.concatenate([color, alpha], axis=-1)
 
 
 def _check_channels(channels: int, allowed: tuple[int, ...]) -> None:
@@ -194,6 +202,7 @@ class _Decode(OpDef):
     abstract = True
     inputs = ("contents",)
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     kind = ""
 
     def infer(self, contents: TensorSpec, **attrs: Any) -> TensorSpec:
@@ -203,7 +212,7 @@ class _Decode(OpDef):
         return TensorSpec([None, None, channels or None], dtype)
 
     def compute(self, ctx: KernelContext, contents: Any, channels: int = 0, **attrs: Any):
-        _check_channels(channels, (0, 1, 2, 3, 4) if self.kind == "png" else (0, 1, 3, 4))
+        _check_channels(channels, (0, 3, 4))  # TensorFlow's choice for BMP
         return _pixels(_open(_contents(contents), self.kind), channels)
 
 
@@ -265,7 +274,7 @@ class DecodePng(_Decode):
     ]
 
     def compute(self, ctx: KernelContext, contents: Any, channels: int = 0, dtype: Any = None):
-        _check_channels(channels, (0, 1, 2, 3, 4))
+        _check_channels(channels, (0, 1, 3, 4))
         data = _contents(contents)
         image = _open(data, "png")
         wide = dtype == dtypes.uint16
@@ -302,7 +311,7 @@ class DecodeBmp(_Decode):
 
     attrs = {"channels": 0}
     kind = "bmp"
-    samples = [Sample(contents=_sample_file("BMP"), channels=1)]
+    samples = [Sample(contents=_sample_file("BMP"), channels=4)]
 
 
 class DecodeImage(OpDef):
@@ -312,6 +321,7 @@ class DecodeImage(OpDef):
     inputs = ("contents",)
     attrs = {"channels": 0, "expand_animations": True}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [
         Sample(contents=_sample_file("GIF")),
         Sample(contents=_sample_file("BMP"), channels=3),
@@ -340,6 +350,7 @@ class IsJpeg(OpDef):
 
     inputs = ("contents",)
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [Sample(contents=_sample_file("JPEG"))]
 
     def infer(self, contents: TensorSpec) -> TensorSpec:
@@ -347,6 +358,27 @@ class IsJpeg(OpDef):
 
     def compute(self, ctx: KernelContext, contents: Any) -> np.ndarray:
         return np.asarray(_format(_contents(contents)) == "jpeg")
+
+
+class ExtractJpegShape(OpDef):
+    """A JPEG's [height, width, channels], read from its header without decoding."""
+
+    inputs = ("contents",)
+    attrs = {"output_type": dtypes.int32}
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [Sample(contents=_sample_file("JPEG"))]
+
+    def infer(self, contents: TensorSpec, output_type: dtypes.DType) -> TensorSpec:
+        return TensorSpec([3], output_type)
+
+    def compute(self, ctx: KernelContext, contents: Any, output_type: dtypes.DType):
+        data = _contents(contents)
+        if _format(data) != "jpeg":
+            raise errors.InvalidArgumentError(None, None, f"Not a JPEG: {data[:8]!r}")
+        image = Image.open(io.BytesIO(data))
+        channels = {"L": 1, "RGB": 3, "CMYK": 4}.get(image.mode, 3)
+        return np.array([image.height, image.width, channels], dtype=output_type.np)
 
 
 _DECODERS: dict[str, Any] = {
@@ -364,6 +396,7 @@ class EncodePng(OpDef):
     inputs = ("image",)
     attrs = {"compression": -1}
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [Sample(image=np.arange(24, dtype=np.uint8).reshape(2, 4, 3))]
 
     def infer(self, image: TensorSpec, compression: int) -> TensorSpec:
@@ -407,6 +440,7 @@ class EncodeJpeg(OpDef):
         "xmp_metadata": "",
     }
     differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
     samples = [Sample(image=np.arange(24, dtype=np.uint8).reshape(2, 4, 3), quality=80)]
 
     def infer(self, image: TensorSpec, **attrs: Any) -> TensorSpec:
@@ -442,7 +476,34 @@ class EncodeJpeg(OpDef):
         return _scalar_string(buffer.getvalue())
 
 
+class EncodeJpegVariableQuality(OpDef):
+    """uint8 pixels [h, w, 1 or 3] as a JPEG at the ``quality`` a tensor gives (0-100)."""
+
+    inputs = ("images", "quality")
+    differentiable = False
+    cpu_only = True  # host work: protobuf, Pillow, files
+    samples = [Sample(images=np.arange(24, dtype=np.uint8).reshape(2, 4, 3), quality=np.int32(50))]
+
+    def infer(self, images: TensorSpec, quality: TensorSpec) -> TensorSpec:
+        images.shape.with_rank(3)
+        return TensorSpec([], dtypes.string)
+
+    def compute(self, ctx: KernelContext, images: Any, quality: Any) -> np.ndarray:
+        attrs = dict(EncodeJpeg.attrs, quality=int(np.clip(int(quality), 0, 100)))
+        return _ENCODE_JPEG.compute(ctx, images, **attrs)
+
+
+_ENCODE_JPEG = EncodeJpeg()
+
+
 # --- builders -----------------------------------------------------------------------------------
+def encode_jpeg_variable_quality(images: Any, quality: Any, name: str | None = None) -> Tensor:
+    """uint8 pixels as a JPEG at a quality given as a tensor."""
+    inputs = [ops_lib.convert_to_tensor(images), ops_lib.convert_to_tensor(quality, dtypes.int32)]
+    graph = ops_lib.get_default_graph()
+    return graph.create_op("EncodeJpegVariableQuality", inputs, name=name).outputs[0]
+
+
 def _decode(op_type: str, contents: Any, attrs: dict[str, Any], name: str | None) -> Tensor:
     contents = ops_lib.convert_to_tensor(contents, dtype=dtypes.string)
     graph = ops_lib.get_default_graph()
@@ -505,6 +566,40 @@ def decode_image_uint8(contents: Any, channels: int, expand_animations: bool, na
 def is_jpeg(contents: Any, name: str | None = None) -> Tensor:
     """Whether the string ``contents`` starts as a JPEG file does (a bool scalar)."""
     return _decode("IsJpeg", contents, {}, name)
+
+
+def extract_jpeg_shape(contents: Any, output_type: Any = dtypes.int32, name=None) -> Tensor:
+    """A JPEG's [height, width, channels], from its header."""
+    attrs = {"output_type": dtypes.as_dtype(output_type)}
+    return _decode("ExtractJpegShape", contents, attrs, name)
+
+
+def decode_and_crop_jpeg(
+    contents: Any,
+    crop_window: Any,
+    channels: int = 0,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    try_recover_truncated: bool = False,
+    acceptable_fraction: float = 1.0,
+    dct_method: str = "",
+    name: str | None = None,
+) -> Tensor:
+    """The window ``[y, x, height, width]`` of a JPEG's pixels (decoded whole, then cropped)."""
+    with ops_lib.name_scope(name, "decode_and_crop_jpeg", [contents, crop_window]):
+        image = decode_jpeg(
+            contents,
+            channels,
+            ratio,
+            fancy_upscaling,
+            try_recover_truncated,
+            acceptable_fraction,
+            dct_method,
+        )
+        window = ops_lib.convert_to_tensor(crop_window, dtype=dtypes.int32)
+        begin = array_ops.concat([window[:2], [0]], 0)
+        size = array_ops.concat([window[2:], [-1]], 0)
+        return array_ops.slice(image, begin, size)
 
 
 def encode_png(image: Any, compression: int = -1, name: str | None = None) -> Tensor:

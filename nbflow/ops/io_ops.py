@@ -59,12 +59,21 @@ def write_shard(
     shard: int,
     num_shards: int,
     sync: bool = True,
+    shape_and_slices: Sequence[str] = (),
 ) -> None:
-    """Write one shard's data file and its shard index under ``temp_prefix``."""
+    """Write one shard's data file and its shard index under ``temp_prefix``; a non-empty
+    ``shape_and_slices[k]`` saves the k-th tensor as that slice of tensor ``names[k]``."""
     os.makedirs(os.path.dirname(os.path.abspath(temp_prefix)), exist_ok=True)
     path = tensor_bundle.data_file(temp_prefix, shard, num_shards)
-    entries = tensor_bundle.write_data(path, dict(zip(names, arrays)), shard, sync=sync)
-    tensor_bundle.write_index(_shard_index(temp_prefix, shard), entries, num_shards, sync=sync)
+    slices = [tensor_bundle.SavedSlice.parse(n, s) for n, s in zip(names, shape_and_slices)]
+    entries = tensor_bundle.write_data(path, list(zip(names, arrays)), shard, slices, sync=sync)
+    tensor_bundle.write_index(
+        _shard_index(temp_prefix, shard),
+        entries,
+        num_shards,
+        [s for s in slices if s is not None],
+        sync=sync,
+    )
 
 
 def commit_checkpoint(temp_prefix: str, prefix: str, num_shards: int, sync: bool = True) -> None:
@@ -164,30 +173,32 @@ class CheckpointTempPrefix(OpDef):
 class SaveV2(OpDef):
     """Write ``tensors`` under ``tensor_names`` into the (temporary) checkpoint ``prefix``.
 
-    ``shard`` is this op's shard number of ``num_shards`` (-1: the only shard).
+    ``shard`` is this op's shard number of ``num_shards`` (-1: the only shard). A non-empty
+    ``shape_and_slices[k]`` (``"10 4 0,4:0,4"``) saves tensor k as that slice of its name.
     """
 
     inputs = ("prefix", "tensor_names", "tensors*")
-    attrs = {"shard": -1, "num_shards": 1, "sync": True}
+    attrs = {"shard": -1, "num_shards": 1, "sync": True, "shape_and_slices": None}
     stateful = True
     differentiable = False
 
-    def infer(
-        self, prefix: TensorSpec, tensor_names: TensorSpec, tensors: list, shard, num_shards, sync
-    ):
+    def infer(self, prefix, tensor_names, tensors, shard, num_shards, sync, shape_and_slices):
         if prefix.shape.ndims not in (None, 0):
             raise ValueError(f"prefix must be a scalar, got shape {prefix.shape}")
         return []
 
     num_outputs = 0
 
-    def compute(self, ctx, prefix, tensor_names, tensors, shard: int, num_shards: int, sync: bool):
+    def compute(
+        self, ctx, prefix, tensor_names, tensors, shard, num_shards, sync, shape_and_slices
+    ):
         names = _strings(tensor_names)
         if len(names) != len(tensors):
             raise errors.InvalidArgumentError(
                 None, None, f"SaveV2 got {len(names)} tensor names for {len(tensors)} tensors"
             )
-        write_shard(_as_str(prefix), names, tensors, max(shard, 0), num_shards, sync)
+        specs = list(shape_and_slices or [""] * len(names))
+        write_shard(_as_str(prefix), names, tensors, max(shard, 0), num_shards, sync, specs)
 
 
 class MergeV2Checkpoints(OpDef):
@@ -211,23 +222,27 @@ class RestoreV2(OpDef):
     """Read the tensors named ``tensor_names`` from checkpoint ``prefix`` (attr ``dtypes``)."""
 
     inputs = ("prefix", "tensor_names")
-    attrs = {"dtypes": REQUIRED, "shapes": None}
+    attrs = {"dtypes": REQUIRED, "shapes": None, "shape_and_slices": None}
     stateful = True
     differentiable = False
 
     def output_count(self, attrs: dict[str, Any]) -> int:
         return len(attrs["dtypes"])
 
-    def infer(self, prefix: TensorSpec, tensor_names: TensorSpec, dtypes: list, shapes: Any):
+    def infer(self, prefix, tensor_names, dtypes: list, shapes: Any, shape_and_slices: Any):
         shapes = shapes or [TensorShape(None)] * len(dtypes)
         return [TensorSpec(s, d) for s, d in zip(shapes, dtypes)]
 
-    def compute(self, ctx: KernelContext, prefix, tensor_names, dtypes: list, shapes: Any):
+    def compute(self, ctx, prefix, tensor_names, dtypes: list, shapes: Any, shape_and_slices: Any):
         path = _as_str(prefix)
         reader = tensor_bundle.BundleReader(path)
         shapes = shapes or [TensorShape(None)] * len(dtypes)
+        specs = shape_and_slices or [""] * len(dtypes)
         out = []
-        for name, dtype, shape in zip(_strings(tensor_names), dtypes, shapes):
+        for name, dtype, shape, spec in zip(_strings(tensor_names), dtypes, shapes, specs):
+            piece = tensor_bundle.SavedSlice.parse(name, spec)
+            if piece is not None:  # a slice of a (possibly differently partitioned) tensor
+                shape = TensorShape(piece.full_shape)
             if name not in reader.entries:
                 raise errors.NotFoundError(
                     None, None, f"Key {name} not found in checkpoint {path}.index"
@@ -248,7 +263,8 @@ class RestoreV2(OpDef):
                     f"tensor_name = {name}; shape of the variable {TensorShape(shape)} does not "
                     f"match the shape stored in checkpoint {path}: {list(saved_shape)}",
                 )
-            out.append(reader.tensor(name))
+            value = reader.tensor(name)
+            out.append(value if piece is None else np.ascontiguousarray(value[piece.index()]))
         return out[0] if len(out) == 1 else out  # a one-output op yields its value itself
 
 
@@ -275,6 +291,7 @@ def save_v2(
     sync: bool = True,
     name: str = "SaveV2",
     num_shards: int = 1,
+    shape_and_slices: Sequence[str] | None = None,
 ) -> ops_lib.Operation:
     """An op saving ``tensors`` (variables are read when it runs) under ``tensor_names``."""
     names = _string_const(list(tensor_names), "tensor_names")
@@ -282,7 +299,12 @@ def save_v2(
     return ops_lib.get_default_graph().create_op(
         "SaveV2",
         [prefix, names, values],
-        {"shard": shard, "num_shards": num_shards, "sync": sync},
+        {
+            "shard": shard,
+            "num_shards": num_shards,
+            "sync": sync,
+            "shape_and_slices": list(shape_and_slices) if shape_and_slices else None,
+        },
         name=name,
     )
 
@@ -304,9 +326,12 @@ def restore_v2(
     dtypes_: Sequence[Any],
     shapes: Sequence[Any] | None = None,
     name: str = "RestoreV2",
+    shape_and_slices: Sequence[str] | None = None,
 ) -> list[ops_lib.Tensor]:
     names = _string_const(list(tensor_names), "tensor_names")
     attrs: dict[str, Any] = {"dtypes": [dtypes.as_dtype(d).base_dtype for d in dtypes_]}
+    if shape_and_slices and any(shape_and_slices):
+        attrs["shape_and_slices"] = list(shape_and_slices)
     if shapes is not None:
         attrs["shapes"] = [TensorShape(s) if not isinstance(s, TensorShape) else s for s in shapes]
     op = ops_lib.get_default_graph().create_op("RestoreV2", [prefix, names], attrs, name=name)

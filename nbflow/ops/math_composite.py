@@ -2,24 +2,22 @@
 
 Variance and standard deviation, the Euclidean norm, the cumulative log-sum-exp, polynomial
 evaluation, the confusion matrix, monotonicity checks and saturating casts are graph code over
-the declared ops, so they inherit those ops' kernels and gradients. ``arg_max``/``arg_min``,
-``truncatediv``/``truncatemod`` and the ``to_*`` casts are TensorFlow 1.x's older names.
+the declared ops, so they inherit those ops' kernels and gradients. ``arg_max``/``arg_min`` and
+the ``to_*`` casts are TensorFlow 1.x's older names.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
-from nbflow.framework.op_def import Sample
 from nbflow.ops.clip_ops import clip_by_value
 from nbflow.ops.constant_ops import _int_tensor, ones_like, stop_gradient, zeros_like
 from nbflow.ops.gather_ops import unsorted_segment_sum
 from nbflow.ops.join_ops import concat, stack
-from nbflow.ops.math_binary import _REAL, BinaryOp, add, binary, greater, greater_equal, multiply
+from nbflow.ops.math_binary import add, greater, greater_equal, multiply
 from nbflow.ops.math_binary import subtract
 from nbflow.ops.math_reductions import argmax, argmin, reduce_all, reduce_max, reduce_mean
 from nbflow.ops.math_reductions import reduce_sum
@@ -30,41 +28,6 @@ from nbflow.ops.shape_ops import reshape
 from nbflow.ops.slicing_ops import strided_slice
 
 Tensor = ops_lib.Tensor
-
-
-# --- truncating division --------------------------------------------------------------------------
-class TruncateDiv(BinaryOp):
-    """x / y rounded toward zero (C's integer division: -7 / 5 = -1)."""
-
-    allowed = _REAL
-    differentiable = False
-    samples = [
-        Sample(input_dtype=np.int32, x=np.array([7, -7, 7, -7, 0]), y=np.array([5, 5, -5, -5, 3])),
-        Sample(x=(2, 3), y=np.array([1.5, -2.0, 0.7])),
-    ]
-
-    def compute(self, ctx: Any, x: Any, y: Any) -> Any:
-        xp = ctx.xp
-        if x.dtype.kind == "f":
-            return xp.trunc(x / y)
-        return (xp.abs(x) // xp.abs(y)) * xp.sign(x) * xp.sign(y)
-
-
-class TruncateMod(BinaryOp):
-    """The remainder of truncating division, with the sign of x (C's fmod)."""
-
-    allowed = _REAL
-    differentiable = False
-    samples = TruncateDiv.samples
-    expression = "xp.fmod(x, y)"
-
-
-def truncatediv(x: Any, y: Any, name: str | None = None) -> Tensor:
-    return binary("TruncateDiv", x, y, name)
-
-
-def truncatemod(x: Any, y: Any, name: str | None = None) -> Tensor:
-    return binary("TruncateMod", x, y, name)
 
 
 # --- statistics -----------------------------------------------------------------------------------

@@ -113,6 +113,12 @@ class PartitionInfo:
     full_shape: list[int]
     var_offset: list[int]
 
+    def spec(self, shape: list[int]) -> str:
+        """TensorFlow's slice spec of a shard of this ``shape`` here: ``"10 4 0,4:0,4"`` (full
+        shape, then ``start,length`` per axis), how checkpoints name a saved slice."""
+        extents = ":".join(f"{o},{n}" for o, n in zip(self.var_offset, shape))
+        return " ".join(str(d) for d in self.full_shape) + " " + extents
+
     def single_offset(self, shape: list[int]) -> int:
         return self.var_offset[self.single_slice_dim(shape)]
 
@@ -283,7 +289,9 @@ def create_partitioned_variables(
             shard_init = None
         else:
             shard_init = _bind_partition(initializer, info)
-        shards.append(make_shard(f"{name}/part_{i}", shard_shape, shard_init))
+        shard = make_shard(f"{name}/part_{i}", shard_shape, shard_init)
+        shard._save_slice_info = (name, info.spec(shard_shape))  # saved as a slice of ``name``
+        shards.append(shard)
         offset += size
     return PartitionedVariable(name, shape, dtype, shards, partitions)
 

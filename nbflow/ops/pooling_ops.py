@@ -4,8 +4,13 @@ Kernels work in NHWC (NCHW is transposed on the way in and out) and loop over th
 taps, not over pixels: each tap is one strided view of the padded input covering every output
 pixel, so a 2x2 pool is four vectorised maximum/add operations. Max pooling whose windows tile
 the input (stride equal to the window, the usual 2x2/2) takes the maximum of whole contiguous
-image rows first and of the window's columns after, and its gradient writes each tap's share
-without an accumulator, since every input pixel belongs to exactly one window.
+image rows first and of the window's columns after, and its gradient compares the whole input,
+seen as an array of windows, with the maxima at once and writes every pixel in one product,
+since every input pixel belongs to exactly one window.
+
+The gradient finds the maxima again rather than reusing an argmax kept by the forward (TF's
+MaxPoolWithArgmax): measured on the CNN's first pool, computing a first-maximum argmax in the
+forward costs about as much CPU time as it saves in the gradient.
 """
 
 from __future__ import annotations
@@ -110,11 +115,10 @@ def _max_of_tiles(padded: Any, g: _Geometry) -> Any:
 def _max_pool_grad(padded: Any, y: Any, dy: Any, g: _Geometry) -> Any:
     """The padded input's gradient: each window's gradient goes to its first maximum in
     row-major order, as TensorFlow. Taps are visited in that order and a window stops taking
-    hits once it had one. Tiling windows write each tap's share straight into its own pixels;
-    overlapping ones add them up."""
-    tiles = _tiles(g)
-    # Tiling windows cover every padded pixel once: each one gets written, none needs a zero.
-    out = np.empty(padded.shape, dy.dtype) if tiles else np.zeros(padded.shape, dy.dtype)
+    hits once it had one; overlapping windows add their shares up."""
+    if _tiles(g):
+        return _max_tiles_grad(padded, y, dy, g)
+    out = np.zeros(padded.shape, dy.dtype)
     hit = np.empty(y.shape, dtype=bool)
     unclaimed = np.ones(y.shape, dtype=bool)
     for i, j, window in _taps(g):
@@ -122,10 +126,28 @@ def _max_pool_grad(padded: Any, y: Any, dy: Any, g: _Geometry) -> Any:
         if i or j:
             hit &= unclaimed
         unclaimed ^= hit
-        if tiles:
-            np.multiply(dy, hit, out=out[window])
-        else:
-            out[window] += dy * hit
+        out[window] += dy * hit
+    return out
+
+
+def _max_tiles_grad(padded: Any, y: Any, dy: Any, g: _Geometry) -> Any:
+    """``_max_pool_grad`` of tiling windows, whose pixels each belong to one window: the
+    padded input is the [N, OH, KH, OW, KW, C] array of its windows (a reshape), compared with
+    the broadcast maxima in one pass; ties are settled tap by tap on that boolean array, and
+    one broadcast product writes every pixel. Whole arrays instead of per-tap strided views:
+    about 10-25% less CPU time than the tap loop on the CNN's 2x2 pools."""
+    n, c = padded.shape[0], padded.shape[3]
+    windows = padded.reshape(n, g.oh, g.kh, g.ow, g.kw, c)
+    hit = np.equal(windows, y[:, :, None, :, None, :])
+    unclaimed = ~hit[:, :, 0, :, 0]
+    for i in range(g.kh):
+        for j in range(g.kw):
+            if i or j:
+                tap = hit[:, :, i, :, j]
+                tap &= unclaimed
+                unclaimed ^= tap
+    out = np.empty(padded.shape, dy.dtype)
+    np.multiply(hit, dy[:, :, None, :, None, :], out=out.reshape(windows.shape))
     return out
 
 
@@ -267,7 +289,8 @@ class AvgPoolGrad(OpDef):
         dy = _to_nhwc(grad, data_format)
         n, h, w, c = shape
         g = _pool_geometry(shape, ksize, strides, padding, data_format)
-        share = (dy / _window_counts(shape, g)[None, :, :, None]).astype(dy.dtype)
+        # Counts in dy's dtype: the division stays in float32 (no float64 temporary).
+        share = dy / _window_counts(shape, g)[None, :, :, None].astype(dy.dtype)
         out = np.zeros((n, g.hp, g.wp, c), dtype=dy.dtype)
         for _, _, window in _taps(g):
             out[window] += share

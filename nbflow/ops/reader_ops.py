@@ -13,8 +13,11 @@ endian; ``masked(c) = ((c >> 15) | (c << 17)) + 0xa282ead8`` (mod 2**32).
 
 from __future__ import annotations
 
+import gzip
+import io
 import struct
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
@@ -34,11 +37,47 @@ def masked_crc32c(data: bytes) -> int:
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
+def compression_type(options: Any) -> str:
+    """The compression a TFRecord ``options`` asks for: "", "ZLIB" or "GZIP" (``options`` is
+    None, a string, TFRecordCompressionType's number, or anything with ``compression_type``)."""
+    kind = getattr(options, "compression_type", options)
+    kind = {None: "", 0: "", 1: "ZLIB", 2: "GZIP"}.get(kind, kind)
+    if kind not in ("", "ZLIB", "GZIP"):
+        raise ValueError(f"compression_type must be '', 'ZLIB' or 'GZIP', got {kind!r}")
+    return kind
+
+
+class _ZlibWriter:
+    """A binary file written through one zlib stream (TensorFlow's ZLIB TFRecord files)."""
+
+    def __init__(self, path: str):
+        self._file = open(path, "wb")  # noqa: SIM115 - closed by close()
+        self._zlib = zlib.compressobj()
+
+    def write(self, data: bytes) -> None:
+        self._file.write(self._zlib.compress(data))
+
+    def flush(self) -> None:
+        self._file.write(self._zlib.flush(zlib.Z_SYNC_FLUSH))
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.write(self._zlib.flush())
+        self._file.close()
+
+
 class TFRecordWriter:
-    """Write records to a TFRecord file: ``with TFRecordWriter(path) as w: w.write(b"..")``."""
+    """Write records to a TFRecord file: ``with TFRecordWriter(path) as w: w.write(b"..")``;
+    ``options`` (``tf.io.TFRecordOptions("GZIP")``, "ZLIB"...) compresses the file."""
 
     def __init__(self, path: str, options: Any = None):
-        self._file = open(path, "wb")  # noqa: SIM115 - closed by close()
+        kind = compression_type(options)
+        if kind == "GZIP":
+            self._file: Any = gzip.open(path, "wb")
+        elif kind == "ZLIB":
+            self._file = _ZlibWriter(path)
+        else:
+            self._file = open(path, "wb")  # noqa: SIM115 - closed by close()
 
     def write(self, record: bytes | str) -> None:
         data = record.encode() if isinstance(record, str) else bytes(record)
@@ -60,9 +99,18 @@ class TFRecordWriter:
 
 
 def tf_record_iterator(path: str, options: Any = None) -> Iterator[bytes]:
-    """The records of a TFRecord file; DataLossError on a corrupt frame."""
+    """The records of a TFRecord file (compressed as ``options`` says); DataLossError on a
+    corrupt frame."""
+    kind = compression_type(options)
+    if kind == "GZIP":
+        with gzip.open(path, "rb") as f:
+            yield from read_tf_records(f, path)  # type: ignore[arg-type]
+        return
     with open(path, "rb") as f:
-        yield from read_tf_records(f, path)
+        if kind == "ZLIB":
+            yield from read_tf_records(io.BytesIO(zlib.decompress(f.read())), path)
+        else:
+            yield from read_tf_records(f, path)
 
 
 def read_tf_records(f: BinaryIO, path: str) -> Iterator[bytes]:
@@ -201,7 +249,8 @@ class TFRecordReaderV2(_ReaderOp):
     attrs = {**_ReaderOp.attrs, "compression_type": ""}
 
     def records(self, attrs: dict) -> Callable[[str], Iterator[bytes]]:
-        return tf_record_iterator
+        kind = attrs.get("compression_type", "")
+        return lambda path: tf_record_iterator(path, kind)
 
 
 def _string(value: bytes) -> np.ndarray:
@@ -329,4 +378,4 @@ class TFRecordReader(ReaderBase):
     _op_type = "TFRecordReaderV2"
 
     def __init__(self, name: str | None = None, options: Any = None):
-        super().__init__({}, name)
+        super().__init__({"compression_type": compression_type(options)}, name)

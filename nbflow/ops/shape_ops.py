@@ -280,6 +280,12 @@ class Shape(OpDef):
     def compute(self, ctx: KernelContext, input: Any, out_type: dtypes.DType) -> Any:
         return np.array(input.shape, dtype=out_type.np)
 
+    def static_value(self, op: Any) -> Any:
+        shape = op.inputs[0].shape
+        if not shape.is_fully_defined():
+            return None
+        return np.array(shape.as_list(), dtype=op.get_attr("out_type").np)
+
 
 def shape(input: Any, name: str | None = None, out_type: Any = dtypes.int32) -> Tensor:
     """The dynamic shape of ``input``.

@@ -1,6 +1,5 @@
 """Window ops written over the window's taps: grayscale morphology (``dilation2d``,
-``erosion2d``), ``max_pool_with_argmax``, ``extract_image_patches``, and CTC's
-``collapse_repeated``.
+``erosion2d``), ``max_pool_with_argmax``, and CTC's ``collapse_repeated``.
 
 A 2-D window op visits, for each output pixel, ``KH x KW`` input taps. With the input padded
 once (by the dtype's lowest value, which never wins a max), tap (dy, dx) for all output pixels
@@ -205,31 +204,3 @@ def collapse_repeated(
         collapsed = array_ops.reshape(flat, array_ops.shape(labels))[:, :new_max]
         return collapsed, math_ops.cast(new_length, seq_length.dtype.base_dtype)
 
-
-def extract_image_patches(
-    images: Any,
-    ksizes: Any = None,
-    strides: Any = None,
-    rates: Any = None,
-    padding: str | None = None,
-    name: str | None = None,
-    sizes: Any = None,
-) -> Tensor:
-    """Each ``ksizes`` patch of NHWC ``images`` (taps ``rates`` apart, windows ``strides``
-    apart, zero padding for SAME) flattened into the depth: [N, out_h, out_w, KH * KW * C]."""
-    ksizes = sizes if ksizes is None else ksizes
-    if ksizes is None or strides is None or rates is None or padding is None:
-        raise ValueError("extract_image_patches needs ksizes, strides, rates and padding")
-    with ops_lib.name_scope(name, "ExtractImagePatches", [images]):
-        x = ops_lib.convert_to_tensor(images)
-        x.shape.with_rank(4)
-        window = _pair(ksizes, "ksizes")
-        taps, _, _ = _taps(x, window, _pair(strides, "strides"), _pair(rates, "rates"), padding, 0)
-        return array_ops.concat(taps, axis=3)
-
-
-def extract_patches(
-    images: Any, sizes: Any, strides: Any, rates: Any, padding: str, name: str | None = None
-) -> Tensor:
-    """``extract_image_patches`` under its TensorFlow 2 name."""
-    return extract_image_patches(images, sizes, strides, rates, padding, name)

@@ -19,11 +19,12 @@ not pay: one device, no blocking kernels, no two expensive kernels that could ov
 kernel that can wait, the step cannot overrun a deadline by waiting, so ``deadline`` is unused.
 
 ``StructuredExecutor`` runs the code runtime/loop_compiler.py generates for a control-flow plan
-without async kernels: each loop frame a Python ``while`` that checks the deadline once per
-iteration, so a loop iteration costs about what the same Python loop would.
+without async kernels: each loop frame a Python ``while`` that checks the deadline and the
+step's cancellation once per iteration, so a loop iteration costs about what the same Python
+loop would, and ``Session.close`` stops a long loop.
 
-Plans needing a thread pool, async kernels or tagged frames run on the dataflow executor
-(runtime/dataflow.py).
+Plans needing a thread pool, async kernels or tagged frames run on the dataflow state
+(runtime/dataflow.py) through the drivers of runtime/drivers.py.
 """
 
 from __future__ import annotations
@@ -201,7 +202,7 @@ def _generate(plan: Plan) -> str:
 class StructuredExecutor:
     """Runs a control-flow plan as the structured code loop_compiler.py wrote for it."""
 
-    can_wait = False
+    can_wait = True  # a loop may run long: its iterations check the deadline and cancellation
 
     def __init__(self, plan: Plan, source: str):
         self.plan = plan
@@ -214,7 +215,10 @@ class StructuredExecutor:
 
 
 def _compile_structured(source: str, plan: Plan, fail: Callable[..., None]) -> StepFunction:
-    def timeout() -> None:
+    def stop(ctx: KernelContext) -> None:
+        """A loop iteration found the step cancelled (``Session.close``) or past its deadline."""
+        if ctx.cancellation.is_cancelled:
+            raise ctx.cancellation.reason()
         raise errors.DeadlineExceededError(
             None, None, "Timed out waiting for the step to finish (RunOptions.timeout_in_ms)"
         )
@@ -233,7 +237,7 @@ def _compile_structured(source: str, plan: Plan, fail: Callable[..., None]) -> S
         "_owned": owned,
         "DEAD": DEAD,
         "_now": time.monotonic,
-        "_timeout": timeout,
+        "_stop": stop,
         "_dead_fetch": dead_fetch,
         "_I0": np.int32(0),
         "_I1": np.int32(1),

@@ -23,9 +23,8 @@
 Every error names the tensor. ``tests/faults/feed_conversion.json``, written by TensorFlow
 itself (``tests/faults/make_feed_fixture.py``), holds the cases this module is checked against.
 
-This module is a pure function, not yet called by ``Session``: the lead wires it into
-``Session.run``'s feed binding (``runtime/session.py``'s ``_FeedSlot.convert``) once the runtime
-rewrite of issue 18 has landed; until then ``Session`` keeps its own, looser conversion.
+``Session.run`` calls it through ``runtime/signature.py``'s ``FeedSlot.convert`` for every
+value that is not already an array of the tensor's dtype and shape.
 """
 
 from __future__ import annotations

@@ -36,7 +36,6 @@ from nbflow.runtime.plan import prune
 
 MAX_CONSTANT_BYTES = 10 * 1024 * 1024  # TensorFlow's limit for a folded constant
 _HASHED_CONST_BYTES = 1 << 16  # constants up to this size are compared by value in CSE
-_RANDOM_MARKS = ("Random", "Multinomial", "TruncatedNormal", "Shuffle")
 
 
 @dataclass
@@ -152,7 +151,8 @@ def _replace_op(step: StepGraph, old: Operation, new: Operation) -> None:
 
 # --- which ops a rewrite may touch ---------------------------------------------------------------
 def is_random(op: Operation) -> bool:
-    return any(mark in op.type for mark in _RANDOM_MARKS) or "seed2" in op.attrs
+    """An op with a seed draws random numbers: never folded or merged (most are also stateful)."""
+    return "seed2" in op.attrs
 
 
 def _is_rewritable(op: Operation) -> bool:

@@ -9,7 +9,7 @@ be generated once as straight-line Python, as ``InlineExecutor`` does for plain 
         v3_0 = f0                             # Enter (loop variable)
         v4_0 = v3_0                           # Merge: iteration 0 takes the Enter value
         while True:
-            if deadline and _now() > deadline: _timeout()
+            if _c._cancelled or deadline and _now() > deadline: _stop(ctx)
             v6_0 = v4_0 < v5_0                # cond part (does not depend on the Switches)
             if not v7_0:                      # LoopCond false: the Exits take the values
                 v9_0 = v4_0
@@ -221,7 +221,12 @@ class _Compiler:
     # --- emitting -------------------------------------------------------------------------------
     def source(self) -> str:
         lines = ["from numpy import ndarray as _ndarray", ""]
-        lines += ["def step(ctx, feeds, deadline=None):", "    xp = ctx.xp", "    try:"]
+        lines += [
+            "def step(ctx, feeds, deadline=None):",
+            "    xp = ctx.xp",
+            "    _c = ctx.cancellation",
+        ]
+        lines += ["    try:"]
         body: list[str] = []
         if self.plan.feeds:
             body.append(f"{', '.join(f'f{i}' for i in range(len(self.plan.feeds)))}, = feeds")
@@ -339,7 +344,7 @@ class _Compiler:
             body.append(f"v{m}_0 = {self._ref(enter_src)}")
         for m in indexed:
             body.append(f"v{m}_1 = _I0")
-        loop: list[str] = ["if deadline and _now() > deadline: _timeout()"]
+        loop: list[str] = ["if _c._cancelled or deadline and _now() > deadline: _stop(ctx)"]
         skip = set(merges) | set(switches) | set(exits)
         order = self._order(frame, skip)
         deps = self._deps[frame]

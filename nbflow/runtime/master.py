@@ -150,10 +150,11 @@ def blame_user_ops(plan: Plan, step_graph: graph_optimizer.StepGraph) -> list[Op
     return own
 
 
+def graph_def_of(nodes: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    """A GraphDef of ``nodes`` (NodeDefs, ``graph_def.node_def_of``) at this version."""
+    return {"node": nodes, "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}, **fields}
+
+
 def partition_graph_def(device: str, ops: list[Operation]) -> dict[str, Any]:
     """One device's partition as a GraphDef (``RunMetadata.partition_graphs``)."""
-    return {
-        "node": [node_def_of(op) for op in ops],
-        "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0},
-        "device": device,
-    }
+    return graph_def_of([node_def_of(op) for op in ops], device=device)

@@ -18,7 +18,8 @@ as host arrays, by step fetch index.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -102,52 +103,119 @@ class PartitionRunner:
     ) -> dict[int, Any]:
         """Run every partition for one step through ``rendezvous``; returns the fetched values
         (on the host) by step fetch index. ``feeds`` is indexed by step feed index."""
-        values: dict[int, Any] = {}
-        failures: list[BaseException] = []
-        contexts = {}
-        for part in self.parts:
+        join = _Join(self, ctx, rendezvous)
+        contexts = join.contexts()
+
+        def run_part(part: PartitionRun, pctx: KernelContext) -> None:
+            try:
+                out = part.runner.run(pctx, _part_feeds(part, feeds), deadline)
+            except BaseException as exc:  # noqa: BLE001 - re-raised below, after the others
+                join.finished(part, None, exc)
+                return
+            join.finished(part, out, None)
+
+        try:
+            pool = _driver_pool()
+            pending = [pool.submit(run_part, p, contexts[p.device.name]) for p in self._background]
+            for part in self._foreground:
+                run_part(part, contexts[part.device.name])
+            for future in pending:
+                future.result()
+        finally:
+            join.close()
+        return join.result()
+
+    def start_partitions(
+        self,
+        ctx: KernelContext,
+        rendezvous: LocalRendezvous,
+        feeds: Sequence[Any] | Mapping[int, Any],
+        drivers: list[Any],
+        done: Callable[[dict[int, Any] | None, BaseException | None], None],
+    ) -> None:
+        """``run_partitions`` without blocking: each partition driven in the calling thread by
+        its ``executor.CallerDriver`` (``drivers``, in partition order); ``done(values, None)``
+        or ``done(None, root error)`` once every partition has finished."""
+        join = _Join(self, ctx, rendezvous)
+        contexts = join.contexts()
+        left = [len(self.parts)]
+
+        def finished(part: PartitionRun, out: tuple | None, error: BaseException | None) -> None:
+            join.finished(part, out, error)
+            left[0] -= 1
+            if left[0]:
+                return
+            join.close()
+            try:
+                values = join.result()
+            except BaseException as exc:  # noqa: BLE001 - the step's root error
+                done(None, exc)
+                return
+            done(values, None)
+
+        for part, driver in zip(self.parts, drivers):
+            try:
+                pfeeds = _part_feeds(part, feeds)
+            except BaseException as exc:  # noqa: BLE001 - reported through ``done``
+                finished(part, None, exc)
+                continue
+            driver.start(contexts[part.device.name], pfeeds, partial(finished, part))
+
+
+def _part_feeds(part: PartitionRun, feeds: Sequence[Any] | Mapping[int, Any]) -> tuple:
+    device = part.device
+    if device.is_host:
+        return tuple(feeds[i] for i in part.feed_indices)
+    return tuple(device.from_host(feeds[i]) for i in part.feed_indices)
+
+
+class _Join:
+    """One step's partitions joined: per-device contexts cancelled with the rendezvous, the
+    step's cancellation aborting it, fetched values collected, the root error kept."""
+
+    def __init__(self, runner: PartitionRunner, ctx: KernelContext, rendezvous: LocalRendezvous):
+        self.runner = runner
+        self.ctx = ctx
+        self.rendezvous = rendezvous
+        self.values: dict[int, Any] = {}
+        self.failures: list[BaseException] = []
+        cancellation = ctx.cancellation
+        self.token = cancellation.register(lambda: rendezvous.abort(cancellation.reason()))
+        if self.token is None:
+            rendezvous.abort(cancellation.reason())
+
+    def contexts(self) -> dict[str, KernelContext]:
+        ctx, rendezvous = self.ctx, self.rendezvous
+        out = {}
+        for part in self.runner.parts:
             device = part.device
             pctx = KernelContext(
                 device.name, device.xp, device.resources, ctx.step_id, rendezvous, ctx.options
             )
             pctx.stats = ctx.stats
             rendezvous.when_aborted(pctx.cancellation.cancel)
-            contexts[device.name] = pctx
+            out[device.name] = pctx
+        return out
 
-        def run_part(part: PartitionRun) -> None:
-            device = part.device
-            try:
-                if device.is_host:
-                    pfeeds = tuple(feeds[i] for i in part.feed_indices)
-                else:
-                    pfeeds = tuple(device.from_host(feeds[i]) for i in part.feed_indices)
-                out = part.runner.run(contexts[device.name], pfeeds, deadline)
-                if not device.is_host:
-                    out = tuple(device.to_host(v) for v in out)
-            except BaseException as exc:  # noqa: BLE001 - re-raised below, after the others
-                failures.append(exc)
-                rendezvous.abort(
-                    errors.CancelledError(None, None, f"Step cancelled: {device.name} failed")
-                )
-                return
-            for i, value in zip(part.fetch_indices, out):
-                values[i] = value
-
-        cancellation = ctx.cancellation
-        token = cancellation.register(lambda: rendezvous.abort(cancellation.reason()))
-        if token is None:
-            rendezvous.abort(cancellation.reason())
-        try:
-            pool = _driver_pool()
-            pending = [pool.submit(run_part, part) for part in self._background]
-            for part in self._foreground:
-                run_part(part)
-            for future in pending:
-                future.result()
-        finally:
-            cancellation.deregister(token)
-        if failures:
-            raise next(
-                (e for e in failures if not isinstance(e, errors.CancelledError)), failures[0]
+    def finished(self, part: PartitionRun, out: tuple | None, error: BaseException | None) -> None:
+        if error is not None:
+            self.failures.append(error)
+            self.rendezvous.abort(
+                errors.CancelledError(None, None, f"Step cancelled: {part.device.name} failed")
             )
-        return values
+            return
+        assert out is not None
+        device = part.device
+        for i, value in zip(part.fetch_indices, out):
+            self.values[i] = value if device.is_host else device.to_host(value)
+
+    def close(self) -> None:
+        self.ctx.cancellation.deregister(self.token)
+
+    def result(self) -> dict[int, Any]:
+        if self.failures:
+            raise next(
+                (e for e in self.failures if not isinstance(e, errors.CancelledError)),
+                self.failures[0],
+            )
+        return self.values

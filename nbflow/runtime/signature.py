@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from nbflow.framework import dtypes
+from nbflow.runtime.feeds import convert_feed
 from nbflow.framework.ops import Graph, Operation, Tensor
-from nbflow.ops.constant_ops import _string_array
 
 
 class FetchHandler:
@@ -103,7 +103,7 @@ def fetch_key(fetches: Any) -> Any:
 class FeedSlot:
     """How to convert and check a value fed for one tensor."""
 
-    __slots__ = ("tensor", "np_dtype", "dims", "exact", "name", "dtype")
+    __slots__ = ("tensor", "np_dtype", "dims", "name", "dtype")
 
     def __init__(self, tensor: Tensor):
         self.tensor = tensor
@@ -111,48 +111,16 @@ class FeedSlot:
         self.np_dtype = None if self.dtype is dtypes.string else self.dtype.np
         shape = tensor.shape
         self.dims = None if shape.ndims is None else tuple(shape.as_list())
-        self.exact = shape.is_fully_defined()
         self.name = tensor.name
 
     def convert(self, value: Any) -> Any:
-        if isinstance(value, (Tensor, Operation)):
-            raise TypeError(
-                "The value of a feed cannot be a tf.Tensor object. Acceptable feed values "
-                "include Python scalars, strings, lists, numpy ndarrays, or TensorHandles. "
-                f"(fed {value!r} for {self.name})"
-            )
-        np_dtype = self.np_dtype
-        if type(value) is np.ndarray and value.dtype == np_dtype:
-            array = value
-        elif np_dtype is None:
-            array = _string_array(value)
-        else:
-            array = np.asarray(value)
-            if array.dtype != np_dtype:
-                if array.dtype.kind in "USO" or not np.can_cast(array.dtype, np_dtype, "same_kind"):
-                    if not (array.dtype.kind in "iub" and np_dtype.kind in "iufc"):
-                        raise TypeError(
-                            f"Cannot feed value of dtype {array.dtype} for Tensor '{self.name}', "
-                            f"which has dtype {self.dtype.name}"
-                        )
-                array = array.astype(np_dtype)
-        dims = self.dims
-        if dims is not None and array.shape != dims:
-            if (
-                self.exact
-                or len(array.shape) != len(dims)
-                or any(d is not None and d != s for d, s in zip(dims, array.shape))
-            ):
-                shown = (
-                    "("
-                    + ", ".join("?" if d is None else str(d) for d in dims)
-                    + (",)" if len(dims) == 1 else ")")
-                )
-                raise ValueError(
-                    f"Cannot feed value of shape {array.shape} for Tensor '{self.name}', "
-                    f"which has shape '{shown}'"
-                )
-        return array
+        """``value`` as fed for this tensor: as it is when it already fits, else converted and
+        checked as TensorFlow's session does (``feeds.convert_feed``)."""
+        if type(value) is np.ndarray and value.dtype == self.np_dtype:
+            dims = self.dims
+            if dims is None or value.shape == dims:
+                return value
+        return convert_feed(value, self.dtype, self.dims, self.name)
 
 
 def convert_feeds(

@@ -7,8 +7,9 @@ Every runner has one method, ``run(ctx, feeds, deadline) -> fetched values``:
   worth a thread pool (the per-call fast path);
 * ``StructuredExecutor`` (executor.py, source from loop_compiler.py): a control-flow plan
   without async kernels, each loop frame a Python ``while``;
-* ``DataflowExecutor`` (dataflow.py): the pure dataflow state driven by a thread pool, for
-  async kernels (queues, Recv), parallel work, and control flow the loop compiler declines;
+* ``DataflowExecutor`` (drivers.py): the pure dataflow state (dataflow.py) driven by a thread
+  pool, for async kernels (queues, Recv), parallel work, and control flow the loop compiler
+  declines; ``CallerDriver`` drives the same state on a distributed task's message loop;
 * ``PartitionRunner`` (multi_device.py): a step split over devices, each partition run by its
   own runner, all joined through one rendezvous — for a multi-device local step and for a
   task's share of a cluster step alike.
@@ -23,8 +24,8 @@ kernels) waits at most until the deadline, then cancels the step through
 ``ctx.cancellation`` with ``DeadlineExceededError``; cancelling ``ctx.cancellation`` from
 elsewhere (``Session.close``, an error on another device, a master's abort) ends a waiting step
 with the cancellation's error, and blocked kernels withdraw their waiters through the same
-manager. A runner that cannot wait runs to completion; structured loops check the deadline at
-each iteration.
+manager. Structured loops check the deadline and the cancellation at each iteration; the
+straight-line runner has nothing that waits or repeats, so it runs to completion.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from nbflow import errors
 from nbflow.devices.device import Device
 from nbflow.framework.op_def import KernelContext
 from nbflow.framework.ops import Operation
-from nbflow.runtime.dataflow import DataflowExecutor
+from nbflow.runtime.drivers import CallerDriver, DataflowExecutor
 from nbflow.runtime.executor import InlineExecutor, StructuredExecutor, has_parallel_work
 from nbflow.runtime.loop_compiler import compile_plan
 from nbflow.runtime.master import partition_graph_def
@@ -91,6 +92,18 @@ def choose_runner(plan: Plan, pool: ThreadPoolExecutor, policy: RunnerPolicy) ->
     if parallel or plan.has_async or plan.has_control_flow:
         return DataflowExecutor(plan, pool)
     return InlineExecutor(plan)
+
+
+def caller_driver(plan: Plan) -> CallerDriver | None:
+    """A driver running ``plan`` in the calling thread (a distributed task's message loop), or
+    None where that would not do: control flow (loops belong on their own thread), async
+    kernels other than Recvs (a Dequeue may complete in another thread), or independent
+    expensive kernels worth the thread pool."""
+    if plan.has_control_flow or has_parallel_work(plan):
+        return None
+    if not all(node.op.op_def.is_recv for node in plan.nodes if node.is_async):
+        return None
+    return CallerDriver(plan)
 
 
 def partition_runner(

@@ -1,33 +1,39 @@
 """``SavedModelBuilder``: export a model for inference — meta graphs plus one set of variables.
 
-The export directory, readable without nbflow (JSON and NumPy):
+The export directory is TensorFlow's SavedModel, which TensorFlow's loader and serving read:
 
     export_dir/
-        saved_model.json       {"format": "nbflow.saved_model", "meta_graphs": [MetaGraphDef...]}
-        variables/variables/   a checkpoint (index.json + one .npy per variable)
+        saved_model.pb         a SavedModel proto: MetaGraphDefs (``nbflow.train.meta_graph``)
+        variables/variables.index, variables.data-*    a V2 checkpoint
         assets/                files the graph refers to
 
-Each MetaGraphDef (``nbflow.train.saver.export_meta_graph``) carries its tags and
-``signature_def`` map. The directory is assembled under a temporary name and renamed on
-``save()``, so a crash never leaves a half-written export under ``export_dir``.
+Each MetaGraphDef carries its tags, its ``signature_def`` map and the saver subgraph TensorFlow
+runs to restore the variables (``saved_model.pbtxt`` instead with ``save(as_text=True)``). The
+directory is assembled under a temporary name and renamed on ``save()``, so a crash never leaves
+a half-written export under ``export_dir``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import uuid
 from typing import Any
 from collections.abc import Sequence
 
+from google.protobuf import text_format
+
 from nbflow.framework import ops as ops_lib
+from nbflow.framework import protos
 from nbflow.framework.ops import GraphKeys
 from nbflow.ops import io_ops
 from nbflow.saved_model import signature_def_utils
+from nbflow.train import meta_graph
 from nbflow.train import saver as saver_lib
 
-SAVED_MODEL_FILENAME = "saved_model.json"
+SAVED_MODEL_FILENAME = "saved_model.json"  # nbflow's earlier format, still loaded
+SAVED_MODEL_FILENAME_PB = "saved_model.pb"
+SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"
 VARIABLES_DIRECTORY = "variables"
 VARIABLES_FILENAME = "variables"
 ASSETS_DIRECTORY = "assets"
@@ -50,7 +56,7 @@ class SavedModelBuilder:
         self._export_dir = export_dir
         self._temp_dir = f"{export_dir.rstrip(os.sep)}.tmp-{uuid.uuid4().hex[:8]}"
         os.makedirs(self._temp_dir)
-        self._meta_graphs: list[dict[str, Any]] = []
+        self._meta_graphs: list[Any] = []
         self._has_saved_variables = False
 
     def _add_meta_graph(
@@ -70,13 +76,17 @@ class SavedModelBuilder:
             with graph.as_default():
                 collection = graph.get_collection_ref(MAIN_OP_KEY)
                 collection[:] = [main_op]
-        meta = saver_lib.export_meta_graph(
+        var_list = None
+        if saver is not None and saver._var_list is not None:
+            var_list = saver_lib._var_list_to_dict(saver._var_list)
+        meta = meta_graph.tensorflow_meta_graph_def(
+            graph,
+            var_list=var_list,
             saver_def=saver.saver_def if saver is not None else None,
-            graph=graph,
-            clear_devices=clear_devices,
+            tags=tags,
             signature_def_map=signature_def_map,
+            clear_devices=clear_devices,
         )
-        meta["meta_info_def"]["tags"] = list(tags)
         self._meta_graphs.append(meta)
 
     def add_meta_graph_and_variables(
@@ -149,16 +159,13 @@ class SavedModelBuilder:
             shutil.copy2(path, os.path.join(target, os.path.basename(path)))
 
     def save(self, as_text: bool = False) -> str:
-        """Write saved_model.json and move the export into place; returns ``export_dir``."""
-        document = {
-            "format": FORMAT,
-            "saved_model_schema_version": 1,
-            "meta_graphs": self._meta_graphs,
-        }
-        saver_lib.write_atomically(
-            os.path.join(self._temp_dir, SAVED_MODEL_FILENAME),
-            json.dumps(document, indent=1 if as_text else None),
-        )
+        """Write saved_model.pb (.pbtxt) and move the export into place; returns ``export_dir``."""
+        saved_model = protos.SavedModel(saved_model_schema_version=1, meta_graphs=self._meta_graphs)
+        if as_text:
+            name, data = SAVED_MODEL_FILENAME_PBTXT, text_format.MessageToString(saved_model)
+        else:
+            name, data = SAVED_MODEL_FILENAME_PB, saved_model.SerializeToString()
+        saver_lib.write_atomically(os.path.join(self._temp_dir, name), data)
         if os.path.isdir(self._export_dir):
             os.rmdir(self._export_dir)  # empty (checked on construction)
         os.rename(self._temp_dir, self._export_dir)

@@ -21,11 +21,13 @@ def build_tensor_info(tensor: Any) -> dict[str, Any]:
 
 
 def get_tensor_from_tensor_info(
-    tensor_info: dict[str, Any], graph: ops_lib.Graph | None = None, import_scope: str | None = None
+    tensor_info: Any, graph: ops_lib.Graph | None = None, import_scope: str | None = None
 ) -> ops_lib.Tensor:
+    """The tensor a TensorInfo (TensorFlow's proto or nbflow's dict) names."""
     graph = graph or ops_lib.get_default_graph()
     prefix = f"{import_scope}/" if import_scope else ""
-    return graph.get_tensor_by_name(prefix + tensor_info["name"])
+    name = tensor_info["name"] if isinstance(tensor_info, dict) else tensor_info.name
+    return graph.get_tensor_by_name(prefix + name)
 
 
 def build_signature_def(

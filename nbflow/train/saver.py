@@ -42,10 +42,15 @@ from typing import Any
 
 import numpy as np
 
+from google.protobuf import text_format
+
 from nbflow.framework import ops as ops_lib
-from nbflow.framework import tensor_bundle
-from nbflow.framework.ops import GraphKeys, Operation, Tensor
+from nbflow.framework import protos, tensor_bundle
+from nbflow.framework.graph_def import import_graph_def
+from nbflow.framework.ops import GraphKeys, Tensor
 from nbflow.ops import array_ops, control_flow_ops, io_ops, state_ops, variables
+from nbflow.ops.partitioned_variables import PartitionedVariable
+from nbflow.train import meta_graph
 
 _log = logging.getLogger("nbflow.train")
 
@@ -259,54 +264,40 @@ def _prefix_of(path: str) -> str | None:
 
 
 # --- meta graphs ------------------------------------------------------------------------------
-def _collection_entry(values: list[Any]) -> dict[str, Any] | None:
-    if all(isinstance(v, variables.Variable) for v in values):
-        return {"variables": [v.to_proto() for v in values]}
-    if all(isinstance(v, (Tensor, Operation)) for v in values):
-        return {"node_list": [v.name for v in values]}
-    if all(isinstance(v, (bytes, str)) for v in values):
-        return {"bytes_list": [v.decode() if isinstance(v, bytes) else v for v in values]}
-    if all(isinstance(v, numbers.Integral) for v in values):
-        return {"int64_list": [int(v) for v in values]}
-    if all(isinstance(v, numbers.Real) for v in values):
-        return {"float_list": [float(v) for v in values]}
-    return None  # Python objects of other libraries are not serialised, as in TensorFlow
-
-
 def export_meta_graph(
     filename: str | None = None,
     meta_info_def: dict[str, Any] | None = None,
-    graph_def: dict[str, Any] | None = None,
+    graph_def: Any = None,
     saver_def: dict[str, Any] | None = None,
     collection_list: Sequence[str] | None = None,
     as_text: bool = False,
     graph: ops_lib.Graph | None = None,
     clear_devices: bool = False,
     signature_def_map: dict[str, Any] | None = None,
+    var_list: dict[str, Any] | None = None,
     **unused: Any,
-) -> dict[str, Any]:
-    """A MetaGraphDef (JSON dict: graph, saver, collections, signatures), written to
-    ``filename`` when given."""
+) -> Any:
+    """TensorFlow's ``MetaGraphDef`` of the graph (``nbflow.train.meta_graph``), written to
+    ``filename`` when given (binary, or protobuf's text format with ``as_text``)."""
     graph = graph or ops_lib.get_default_graph()
-    graph_def = graph_def or graph.as_graph_def(add_shapes=True)
-    if clear_devices:
-        graph_def = {**graph_def, "node": [{**n, "device": ""} for n in graph_def["node"]]}
-    collections = {}
-    keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
-    for key in keys:
-        entry = _collection_entry(graph.get_collection(key))
-        if entry is not None:
-            collections[key] = entry
-    meta = {
-        "meta_info_def": {"tensorflow_version": "nbflow", **(meta_info_def or {})},
-        "graph_def": graph_def,
-        "saver_def": saver_def,
-        "collection_def": collections,
-        "signature_def": signature_def_map or {},
-    }
+    meta = meta_graph.tensorflow_meta_graph_def(
+        graph,
+        var_list=var_list,
+        saver_def=saver_def,
+        signature_def_map=signature_def_map,
+        clear_devices=clear_devices,
+        collection_list=collection_list,
+        graph_def=graph_def,
+    )
+    for key, value in (meta_info_def or {}).items():
+        setattr(meta.meta_info_def, key, value)
     if filename:
-        write_atomically(filename, json.dumps(meta))
+        write_atomically(filename, _meta_graph_bytes(meta, as_text))
     return meta
+
+
+def _meta_graph_bytes(meta: Any, as_text: bool) -> bytes:
+    return text_format.MessageToString(meta).encode() if as_text else meta.SerializeToString()
 
 
 def _variable_from_proto(graph: ops_lib.Graph, proto: dict[str, Any], scope: str) -> Any:
@@ -315,19 +306,39 @@ def _variable_from_proto(graph: ops_lib.Graph, proto: dict[str, Any], scope: str
         return variables.Variable(variable_def=proto, import_scope=scope.rstrip("/") or None)
 
 
+def read_meta_graph_file(filename: str) -> Any:
+    """A ``.meta`` file: TensorFlow's binary or text ``MetaGraphDef``, or nbflow's JSON one."""
+    with open(filename, "rb") as f:
+        data = f.read()
+    if data.lstrip().startswith(b"{"):
+        return json.loads(data)
+    meta = protos.MetaGraphDef()
+    try:
+        meta.ParseFromString(data)
+    except Exception:  # not binary: protobuf's text format
+        try:
+            text_format.Parse(data.decode(), meta)
+        except (UnicodeDecodeError, text_format.ParseError) as e:
+            raise OSError(f"Cannot parse {filename} as a MetaGraphDef: {e}") from None
+    return meta
+
+
 def import_meta_graph(
-    meta_graph_or_file: dict[str, Any] | str,
+    meta_graph_or_file: Any,
     clear_devices: bool = False,
     import_scope: str | None = None,
     **kwargs: Any,
 ) -> Saver | None:
-    """Import a MetaGraphDef into the default graph; returns its Saver (None if it had none)."""
-    from nbflow.framework.graph_def import import_graph_def
+    """Import a MetaGraphDef into the default graph; returns its Saver (None if it had none).
 
+    Takes TensorFlow's ``MetaGraphDef`` (a ``.meta`` file TensorFlow wrote, or the proto) as well
+    as nbflow's JSON one.
+    """
     meta = meta_graph_or_file
     if isinstance(meta, str):
-        with open(meta) as f:
-            meta = json.load(f)
+        meta = read_meta_graph_file(meta)
+    if isinstance(meta, protos.MetaGraphDef):
+        return _import_tensorflow_meta_graph(meta, clear_devices, import_scope)
     graph_def = meta["graph_def"]
     if clear_devices:
         graph_def = {**graph_def, "node": [{**n, "device": ""} for n in graph_def["node"]]}
@@ -349,6 +360,79 @@ def import_meta_graph(
     return Saver(saver_def=_scoped_saver_def(saver_def, scope))
 
 
+def _import_tensorflow_meta_graph(
+    meta: Any, clear_devices: bool, import_scope: str | None
+) -> Saver | None:
+    """Import TensorFlow's MetaGraphDef: its graph without TensorFlow's saver subgraph, its
+    variables (VariableDef protos in the collections) and collections; a new nbflow ``Saver``
+    over those variables restores TensorFlow's checkpoints (the same format)."""
+    saver_scope = ""
+    if meta.HasField("saver_def") and "/" in meta.saver_def.restore_op_name:
+        saver_scope = meta.saver_def.restore_op_name.rsplit("/", 1)[0] + "/"
+    graph_def = protos.GraphDef()
+    graph_def.CopyFrom(meta.graph_def)
+    del graph_def.node[:]
+    for node in meta.graph_def.node:
+        if not (saver_scope and node.name.startswith(saver_scope)):
+            graph_def.node.add().CopyFrom(node)
+            if clear_devices:
+                graph_def.node[-1].device = ""
+    graph = ops_lib.get_default_graph()
+    import_graph_def(graph_def, name=import_scope or "")
+    scope = f"{import_scope}/" if import_scope else ""
+    saved: dict[str, Any] = {}
+    for key, entry in sorted(meta.collection_def.items()):
+        kind = entry.WhichOneof("kind")
+        if kind is None:
+            continue
+        values: list[Any] = list(getattr(entry, kind).value)
+        if key in _VARIABLE_COLLECTIONS:
+            values = [
+                _wrap_variable(graph, protos.VariableDef.FromString(v), scope, saved)
+                for v in values
+            ]
+        elif kind == "node_list":
+            values = [
+                graph.as_graph_element(scope + n)
+                for n in values
+                if not n.startswith(saver_scope or "\0")
+            ]
+        existing = graph.get_collection_ref(key)
+        existing.extend(v for v in values if v not in existing)
+    if not meta.HasField("saver_def") or not saved:
+        return None
+    return Saver(
+        var_list=saved,
+        max_to_keep=meta.saver_def.max_to_keep,
+        keep_checkpoint_every_n_hours=meta.saver_def.keep_checkpoint_every_n_hours or 10000.0,
+    )
+
+
+_VARIABLE_COLLECTIONS = (
+    GraphKeys.GLOBAL_VARIABLES,
+    GraphKeys.TRAINABLE_VARIABLES,
+    "local_variables",
+    "model_variables",
+    "moving_average_variables",
+    GraphKeys.GLOBAL_STEP,
+)
+
+
+def _wrap_variable(graph: ops_lib.Graph, proto: Any, scope: str, saved: dict[str, Any]) -> Any:
+    name = proto.variable_name.rsplit(":", 1)[0]
+    if name in saved:
+        return saved[name]
+    variable_def = {
+        "variable_name": proto.variable_name,
+        "initializer_name": proto.initializer_name,
+        "snapshot_name": proto.snapshot_name,
+        "initial_value_name": proto.initial_value_name,
+        "trainable": proto.trainable,
+    }
+    saved[name] = _variable_from_proto(graph, variable_def, scope)
+    return saved[name]
+
+
 def _scoped_saver_def(saver_def: dict[str, Any], scope: str) -> dict[str, Any]:
     out = dict(saver_def)
     for key in ("filename_tensor_name", "save_tensor_name", "restore_op_name"):
@@ -358,23 +442,38 @@ def _scoped_saver_def(saver_def: dict[str, Any], scope: str) -> dict[str, Any]:
 
 # --- the Saver --------------------------------------------------------------------------------
 def _var_list_to_dict(var_list: Any) -> dict[str, Any]:
+    """Name -> Variable or Tensor; a PartitionedVariable contributes its shards (by op name)."""
     if isinstance(var_list, dict):
         items = list(var_list.items())
     else:
         items = []
         for v in var_list:
+            if isinstance(v, PartitionedVariable):
+                items += [(part.op.name, part) for part in v]
+                continue
             if not isinstance(v, (variables.Variable, Tensor)):
                 raise TypeError(f"Variable to save is not a Variable: {v!r}")
-            name = v.op.name
-            items.append((name, v))
+            items.append((v.op.name, v))
     names: dict[str, Any] = {}
     for name, v in items:
-        if not isinstance(v, (variables.Variable, Tensor)):
-            raise TypeError(f"Variable to save is not a Variable or Tensor: {v!r}")
-        if name in names:
-            raise ValueError(f"At least two variables have the same name: {name}")
-        names[name] = v
+        parts = list(v) if isinstance(v, PartitionedVariable) else [v]
+        for part in parts:
+            key = part.op.name if len(parts) > 1 or part is not v else name
+            if not isinstance(part, (variables.Variable, Tensor)):
+                raise TypeError(f"Variable to save is not a Variable or Tensor: {part!r}")
+            if key in names:
+                raise ValueError(f"At least two variables have the same name: {key}")
+            names[key] = part
     return names
+
+
+def _checkpoint_key(name: str, v: Any) -> tuple[str, str]:
+    """(tensor name in the checkpoint, slice spec): a shard of a partitioned variable is saved
+    as its slice of the full variable, as TensorFlow saves it."""
+    info = getattr(v, "_save_slice_info", None)
+    if isinstance(info, tuple):
+        return info[0], info[1]
+    return name, ""
 
 
 class Saver:
@@ -456,8 +555,9 @@ class Saver:
                     saves.append(
                         io_ops.save_v2(
                             temp,
-                            names,
+                            [_checkpoint_key(n, entries[n])[0] for n in names],
                             [entries[n] for n in names],
+                            shape_and_slices=[_checkpoint_key(n, entries[n])[1] for n in names],
                             shard=k if self._sharded else -1,
                             sync=self._sync,
                             num_shards=len(groups),
@@ -476,11 +576,13 @@ class Saver:
                     if not restorable:
                         continue
                     vs = [entries[n] for n in restorable]
+                    keys = [_checkpoint_key(n, entries[n]) for n in restorable]
                     tensors = io_ops.restore_v2(
                         filename,
-                        restorable,
+                        [k[0] for k in keys],
                         [v.dtype.base_dtype for v in vs],
                         [v.shape for v in vs],
+                        shape_and_slices=[k[1] for k in keys],
                     )
                     assigns = [
                         state_ops.assign(v, t, validate_shape=v.shape.is_fully_defined())
@@ -648,7 +750,7 @@ class Saver:
         strip_default_attrs: bool = False,
         save_debug_info: bool = False,
         graph: ops_lib.Graph | None = None,
-    ) -> dict[str, Any]:
+    ) -> Any:
         graph = graph or self._graph
         keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
         # Exporting a graph whose constants hold large arrays is costly; a training loop saves
@@ -663,13 +765,15 @@ class Saver:
         )
         cached = getattr(self, "_meta_graph_cache", None)
         if cached is None or cached[0] != key:
+            var_list = None if self._var_list is None else _var_list_to_dict(self._var_list)
             meta = export_meta_graph(
                 saver_def=self.saver_def,
                 collection_list=collection_list,
                 graph=graph,
                 clear_devices=clear_devices,
+                var_list=var_list,
             )
-            cached = self._meta_graph_cache = (key, meta, json.dumps(meta))
+            cached = self._meta_graph_cache = (key, meta, meta.SerializeToString())
         if filename:
-            write_atomically(filename, cached[2])
+            write_atomically(filename, _meta_graph_bytes(cached[1], True) if as_text else cached[2])
         return cached[1]

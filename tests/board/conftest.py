@@ -79,10 +79,14 @@ def start_jupyter(root: Path, app: str, tmp: Path, extra: list[str] = ()) -> Ser
     token = secrets.token_hex(16)
     port = free_port()
     log = tmp / f"jupyter-{app}.log"
+    settings = tmp / "lab-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True, exist_ok=True)  # no "get notified about news?" toast
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
     env = dict(
         os.environ,
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
         JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
+        JUPYTERLAB_SETTINGS_DIR=str(tmp / "lab-settings"),
         PYTHONPATH=os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
     )  # kernels, started in the notebook's folder, import this checkout's nbflow too
     module = "jupyterlab" if app == "lab" else "jupyter_server"

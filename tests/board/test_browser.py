@@ -227,6 +227,40 @@ def test_ten_thousand_ops_stay_responsive(page):
     shot(page, "graph-10k")
 
 
+def test_a_corrupt_run_beside_good_ones_then_a_logdir_switch(page, lab):
+    """A damaged event file shows what it could read and a warning naming file and offset; the
+    other run is untouched. Switching the log directory drops the old cards and requests."""
+    for run, steps in (("good", 5), ("bad", 12)):
+        (lab.root / "mixed" / run).mkdir(parents=True)
+        write_run(lab.root / "mixed" / run, steps=steps)
+    (bad,) = (lab.root / "mixed" / "bad").glob("*tfevents*")
+    data = bytearray(bad.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    bad.write_bytes(bytes(data))
+    open_board(page, "mixed")
+    b = board(page, "mixed")
+    warning = b.locator(".nbflow-warning[data-run='bad']")
+    warning.wait_for()
+    assert "corrupt record" in warning.inner_text() and bad.name in warning.inner_text()
+    b.locator("button.nbflow-tab[data-tab='Scalars']").click()
+    for run in ("good", "bad"):
+        b.locator(
+            f".nbflow-chart[data-tag='{LOSS_TAG}'] path.nbflow-line[data-run='{run}']"
+        ).wait_for()
+    shot(page, "corrupt-beside-good")
+    b.locator("button.nbflow-tab[data-tab='Images']").click()
+    b.locator(".nbflow-image-card[data-run='good']").first.wait_for()
+    logdir = b.locator("input.nbflow-logdir")
+    logdir.fill("logs/eval")
+    logdir.press("Enter")
+    b.locator(".nbflow-image-card[data-run='.']").first.wait_for()
+    assert b.locator(".nbflow-image-card[data-run='good']").count() == 0
+    assert b.locator(".nbflow-warning").count() == 0
+    b.locator("button.nbflow-tab[data-tab='Timeline']").click()
+    b.locator(".nbflow-eeg rect.nbflow-eeg-op").first.wait_for()
+    assert page.errors == [], page.errors  # no request for the previous directory's runs
+
+
 def test_board_is_restored_after_reload_without_console_errors(page):
     page.reload()
     wait_for_app(page)

@@ -5,9 +5,10 @@ against ``jupyter lab`` (Debian's chromium, driven by Python Playwright; never
 The notebook's cells build an MLP in two scopes, show the graph widget (the Board's graph view
 inside the cell output), start training in a background thread of the kernel and show the live
 summary dashboard (the Board's scalar charts). The test runs all cells from the command
-registry, then checks that the graph widget draws the scope groups and expands one on a click,
-that the loss chart gains points while training runs, that the dashboard's Stop button stops
-the run, and that the console shows no errors.
+registry, then checks that the graph widget draws the scope groups (gradients in the auxiliary
+area) and expands one on a click, that the loss chart gains points while training runs, that
+the dashboard has one Stop button and it stops the run, that `%dataflow_board logs` (its output
+has a text/html fallback) opens the Board panel, and that the console shows no errors.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ CELLS = [
 import threading
 import numpy as np
 import nbflow as tf
-from nbflow.notebook import LogDirSource, SummaryDashboard, start_training""",
+from nbflow.notebook import LogDirSource, SummaryDashboard, progress_hook, start_training""",
     """\
 %%dataflow --name inputs
 tf.set_random_seed(0)
@@ -58,16 +59,20 @@ rng = np.random.default_rng(0)
 X = rng.normal(size=(64, 4)).astype(np.float32)
 Y = X.sum(axis=1, keepdims=True)
 paced = threading.Event()  # never set: wait() paces the loop so a person can watch it
+next_cell_ran = threading.Event()
 
 def train(run):
     writer = tf.summary.FileWriter("logs/mlp", tf.get_default_graph())
     step = 0
+    next_cell_ran.wait(60)  # the bar is made while another cell is the kernel's current one
+    bar = progress_hook(total=2000)
     with tf.Session() as sess:
         sess.run(init)
         while step < 2000 and run.check():
             _, summary = sess.run([train_op, loss_summary], {x: X, y: Y})
             writer.add_summary(summary, step)
             writer.flush()
+            bar.update()
             step += 1
             paced.wait(0.005)
     writer.close()
@@ -75,6 +80,8 @@ def train(run):
 
 training = start_training(train, logdir="logs/mlp", name="mlp")
 SummaryDashboard(LogDirSource("logs"), run=training, interval=0.2)""",
+    "next_cell_ran.set()",
+    "%dataflow_board logs",
 ]
 
 
@@ -137,13 +144,18 @@ POINTS = """() => {
 
 def test_notebook_widgets_render_and_update_while_training_runs(page):
     page.wait_for_function(KERNEL_IDLE)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.evaluate(  # every cell but the last, %dataflow_board, which runs at the end
+        """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+        nb.activeCellIndex = nb.widgets.length - 1;
+        return window.jupyterapp.commands.execute('notebook:run-all-above'); }"""
+    )
 
     # The %%dataflow cell shows the graph widget: the Board's graph view, scopes collapsed.
     graph = page.locator(".jp-OutputArea .nbflow-notebook-graph").last
     graph.locator(".nbflow-graph[data-state='ready']").wait_for()
-    for scope in ("layer1", "layer2", "gradients"):
+    for scope in ("layer1", "layer2"):
         graph.locator(f".nbflow-group[data-name='{scope}']").wait_for()
+    graph.locator(".nbflow-aside-item[data-name='gradients']").wait_for()  # auxiliary area
     assert graph.locator(".nbflow-op[data-name='layer1/MatMul']").count() == 0
     assert graph.locator(".nbflow-group.nbflow-highlight").count() >= 2  # built by this cell
     graph.locator(".nbflow-group[data-name='layer1'] text").first.click()
@@ -161,7 +173,26 @@ def test_notebook_widgets_render_and_update_while_training_runs(page):
     page.locator(".nbflow-notebook-scalars").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "notebook.png"))
 
-    # Stop responds while the training cell's loop runs in the kernel.
-    page.locator(".jp-OutputArea button:has-text('Stop')").last.click()
+    # The progress bar is in the cell that trains, not in the cell that ran when it was made.
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.nth(3).locator(".jp-OutputArea .progress-bar").first.wait_for(state="attached")
+    assert cells.nth(4).locator(".jp-OutputArea .progress-bar").count() == 0
+
+    # One Stop, and it responds while the training cell's loop runs in the kernel.
+    stops = page.locator(".jp-OutputArea button:has-text('Stop')")
+    assert stops.count() == 1
+    stops.click()
     page.get_by_text("mlp: stopped").wait_for()
+    assert stops.is_disabled()
+
+    # %dataflow_board's output carries a text/html fallback; the Board panel opens anyway.
+    page.evaluate(
+        """() => { const nb = window.jupyterapp.shell.currentWidget.content;
+        nb.activeCellIndex = nb.widgets.length - 1;
+        return window.jupyterapp.commands.execute('notebook:run-cell'); }"""
+    )
+    board = page.locator(".nbflow-board:has(input.nbflow-logdir[value='logs'])")
+    board.locator(".nbflow-graph[data-state='ready']").wait_for()
+    board.locator(".nbflow-aside-item[data-name='gradients']").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "notebook-board.png"))
     assert page.errors == [], page.errors

@@ -17,7 +17,7 @@ def _registered(dask_worker):
     """Whether each registered subgraph can run on its worker's message loop."""
     host = dask_worker._nbflow_host
     return {
-        (task, handle): registered.programs is not None
+        (task, handle): registered.loop_drivers is not None
         for task, server in host.tasks.items()
         for handle, registered in server.graphs.items()
     }

@@ -83,7 +83,6 @@ def test_convert_feed_refuses_a_tensor_naming_the_placeholder():
             convert_feed(tf.constant(1.0), dtypes.float32, [], "p:0")
 
 
-@pytest.mark.xfail(strict=False, reason="wired after runtime rewrite")
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
 def test_session_run_converts_feeds_as_tensorflow(case):
     with tf.Graph().as_default() as graph:

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+from google.protobuf import text_format
 import pytest
 
 import nbflow as tf
@@ -59,7 +60,7 @@ def test_import_rejects_unknown_input_map_keys_and_op_types():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match="not found in graph_def"):
             tf.import_graph_def(graph_def, input_map={"nope:0": tf.constant(1.0)})
-        with pytest.raises(ValueError, match="not registered"):
+        with pytest.raises(tf.errors.NotFoundError, match="not registered"):
             tf.import_graph_def({"node": [{"name": "a", "op": "NoSuchOp", "input": []}]})
 
 
@@ -75,11 +76,16 @@ def test_variables_survive_the_round_trip_as_ops():
             np.testing.assert_allclose(sess.run(out), [2.0, 4.0])
 
 
-def test_write_graph_writes_an_importable_json_file(tmp_path):
+@pytest.mark.parametrize("as_text", [False, True])
+def test_write_graph_writes_tensorflows_graph_def_that_imports_back(tmp_path, as_text):
     _build()
-    path = tf.train.write_graph(tf.get_default_graph(), str(tmp_path), "graph.json")
-    with open(path) as f:
-        graph_def = json.load(f)
+    path = tf.train.write_graph(tf.get_default_graph(), str(tmp_path), "g", as_text=as_text)
+    graph_def = tf.GraphDef()
+    if as_text:
+        text_format.Parse(open(path).read(), graph_def)
+    else:
+        graph_def.ParseFromString(open(path, "rb").read())
+    assert {n.op for n in graph_def.node} >= {"Placeholder", "MatMul"}
     with tf.Graph().as_default():
         x, z = tf.import_graph_def(graph_def, return_elements=["x:0", "z:0"], name="")
         with tf.Session() as sess:

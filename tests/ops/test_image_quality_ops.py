@@ -52,8 +52,8 @@ def test_colour_conversions_invert():
                 tf.image.yuv_to_rgb(tf.image.rgb_to_yuv(a)),
             ]
         )
-    np.testing.assert_allclose(yiq, a, atol=1e-5)
-    np.testing.assert_allclose(yuv, a, atol=1e-5)
+    np.testing.assert_allclose(yiq, a, atol=1e-4)  # the inverse matrices are rounded
+    np.testing.assert_allclose(yuv, a, atol=1e-4)
 
 
 def test_ssim_of_an_image_with_itself_is_one_and_has_a_gradient():

@@ -38,3 +38,12 @@ def test_every_op_declares_a_gradient_or_is_marked_not_differentiable():
         if opdef.differentiable and type(opdef).gradient is OpDef.gradient
     ]
     assert not missing, f"ops with neither a gradient nor differentiable=False: {missing}"
+
+
+def test_an_op_type_declared_by_a_second_class_is_refused():
+    from nbflow.framework.op_def import OpDef
+
+    with pytest.raises(TypeError, match="'MatMul' is declared twice"):
+
+        class MatMul(OpDef):  # noqa: F811 - the clash under test
+            inputs = ("a", "b")

@@ -117,3 +117,16 @@ def test_a_session_target_without_a_registered_scheme_is_refused():
 def test_session_is_always_a_session():
     with tf.Session() as sess:
         assert isinstance(sess, tf.Session)
+
+
+def test_close_stops_a_structured_loop_that_would_never_end():
+    i = tf.constant(0)
+    loop = tf.while_loop(lambda i: i >= 0, lambda i: (i + 1) % 1000, [i])
+    sess = tf.Session()
+    started, outcome, thread = _run_in_thread(lambda: sess.run(loop))
+    assert started.wait(5)
+    _wait_until(lambda: sess._running)
+    sess.close()
+    thread.join(timeout=1.0)
+    assert not thread.is_alive(), "the loop still ran 1 s after close()"
+    assert isinstance(outcome.get("error"), tf.errors.CancelledError), outcome

@@ -117,10 +117,12 @@ def test_feed_errors(session):
         session.run(x, {"nope:0": [1.0, 2.0]})
     with pytest.raises(TypeError, match="cannot be a tf.Tensor"):
         session.run(x, {x: tf.constant([1.0, 2.0])})
-    with pytest.raises(TypeError, match="dtype"):
-        session.run(tf.placeholder(tf.int32, [2]) + 1, {}) if False else session.run(
-            tf.identity(tf.placeholder(tf.int32, [1], name="i")), {"i:0": [1.5]}
-        )
+    i = tf.identity(tf.placeholder(tf.int32, [1], name="i"))
+    # As TensorFlow's session: floats truncate into an int32; an int that does not fit raises.
+    np.testing.assert_array_equal(session.run(i, {"i:0": [1.5]}), [1])
+    s = tf.identity(tf.placeholder(tf.int32, [], name="s"))
+    with pytest.raises(TypeError, match="'s:0'"):
+        session.run(s, {"s:0": 2**40})
     with pytest.raises(ValueError, match="cannot be interpreted as a Tensor"):
         session.run("missing:0")
 

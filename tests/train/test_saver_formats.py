@@ -6,9 +6,6 @@ Fixtures come from tests/fixtures/make_tf_fixtures.py; their values are ``values
 
 import os
 import shutil
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -16,6 +13,7 @@ import pytest
 import nbflow as tf
 from nbflow import errors
 from nbflow.framework import table, tensor_bundle
+from tests.tf_interop import run_tensorflow
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "tf")
 CKPT = os.path.join(FIXTURES, "ckpt", "model.ckpt-7")
@@ -35,33 +33,6 @@ EXPECTED = {
     "words": np.array([b"hello", b"world"], dtype=object),
     "global_step": np.int64(7),
 }
-
-
-def tensorflow_python():
-    """A Python that can import tensorflow (the benchmark venv), or None."""
-    candidates = [sys.executable, os.environ.get("NBFLOW_TF_PYTHON", "")]
-    candidates.append(
-        os.path.join(os.path.dirname(__file__), *[".."] * 2, ".benchvenv", "bin", "python")
-    )
-    candidates.append("/work/main/.benchvenv/bin/python")
-    for python in candidates:
-        if python and os.path.exists(python):
-            check = subprocess.run([python, "-c", "import tensorflow"], capture_output=True)
-            if check.returncode == 0:
-                return python
-    return None
-
-
-def run_tensorflow(script, *args):
-    python = tensorflow_python()
-    if python is None:
-        pytest.skip("tensorflow is not importable here")
-    code = "import tensorflow as tf\ntf1 = tf.compat.v1\n" + textwrap.dedent(script)
-    result = subprocess.run(
-        [python, "-c", code, *args], capture_output=True, text=True, timeout=300
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
 
 
 # --- TensorFlow's files, read by nbflow -------------------------------------------------------
@@ -176,6 +147,26 @@ def test_tensorflow_restores_its_variables_from_an_nbflow_checkpoint(tmp_path):
     assert out.strip() == str(values([3, 4], 1).tolist())
 
 
+def test_tensorflow_imports_the_meta_graph_nbflow_wrote_and_restores_with_its_saver(tmp_path):
+    path, _ = _save_nbflow_checkpoint(str(tmp_path))
+    out = run_tensorflow(
+        """
+        import sys
+        tf1.disable_eager_execution()
+        saver = tf1.train.import_meta_graph(sys.argv[1] + ".meta")
+        with tf1.Session() as sess:
+            saver.restore(sess, sys.argv[1])
+            print(sorted(v.op.name for v in tf1.global_variables()))
+            print(sess.run("dense/kernel:0").tolist(), sess.run("words:0").tolist())
+        """,
+        path,
+    )
+    assert out.splitlines() == [
+        "['counts', 'dense/kernel', 'words']",
+        f"{values([3, 4], 1).tolist()} [b'a', b'bc', b'']",
+    ]
+
+
 # --- damage -------------------------------------------------------------------------------------
 @pytest.fixture
 def saved(tmp_path):
@@ -276,3 +267,47 @@ def test_a_wrong_dtype_is_refused(saved):
         with tf.Session() as sess:
             with pytest.raises(errors.InvalidArgumentError, match="float64.*float32"):
                 tf.train.Saver([w]).restore(sess, path)
+
+
+# --- partitioned variables ----------------------------------------------------------------------
+def _partitioned(shards, name="emb"):
+    return tf.get_variable(
+        name,
+        shape=[10, 4],
+        initializer=tf.zeros_initializer(),
+        partitioner=tf.fixed_size_partitioner(shards),
+    )
+
+
+def test_a_tensorflow_partitioned_checkpoint_restores_into_another_partitioning():
+    emb = _partitioned(2)
+    with tf.Session() as sess:
+        tf.train.Saver().restore(sess, os.path.join(FIXTURES, "partitioned", "model.ckpt-3"))
+        np.testing.assert_array_equal(np.concatenate(sess.run(list(emb))), values([10, 4], 3))
+
+
+def test_partitioned_variables_save_as_slices_of_one_tensor_and_restore_repartitioned(tmp_path):
+    emb = _partitioned(3)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for part, piece in zip(emb, np.split(values([10, 4], 3), [4, 7])):
+            part.load(piece, sess)
+        path = tf.train.Saver().save(sess, str(tmp_path / "model.ckpt"), global_step=1)
+    assert tf.train.list_variables(path) == [("emb", [10, 4])]
+    np.testing.assert_array_equal(tf.train.load_variable(path, "emb"), values([10, 4], 3))
+    with tf.Graph().as_default():
+        parts = _partitioned(4)
+        whole = tf.get_variable("whole", shape=[10, 4])
+        with tf.Session() as sess:
+            tf.train.Saver(list(parts)).restore(sess, path)
+            tf.train.Saver({"emb": whole}).restore(sess, path)
+            np.testing.assert_array_equal(np.concatenate(sess.run(list(parts))), values([10, 4], 3))
+            np.testing.assert_array_equal(sess.run(whole), values([10, 4], 3))
+    out = run_tensorflow(
+        """
+        import sys
+        print(tf1.train.NewCheckpointReader(sys.argv[1]).get_tensor("emb").tolist())
+        """,
+        path,
+    )
+    assert out.strip() == str(values([10, 4], 3).tolist())

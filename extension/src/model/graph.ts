@@ -210,7 +210,9 @@ export const AUXILIARY_SCOPES = [
   'summaries',
   'train',
   '(Adagrad|Adam|Adadelta|Ftrl|GradientDescent|Momentum|RMSProp|ProximalAdagrad|ProximalGradientDescent)(_\\d+)?',
-  'global_step'
+  'global_step',
+  'beta1_power(_\\d+)?',
+  'beta2_power(_\\d+)?'
 ];
 
 /** Op types that are machinery wherever they are: summaries and no-op groupings. */
@@ -281,6 +283,19 @@ export function extractBookkeeping(
       patterns.some(p => p.test(op.name)) ||
       (rules.auxiliary && (AUXILIARY_SCOPE.test(op.name) || auxTypes.has(op.op)))
     ) {
+      aside.add(op.name);
+    }
+  }
+  // constants that feed only auxiliary ops (a summary's tag, a saver's file name) go with them
+  const consumers = new Map<string, string[]>();
+  for (const e of graph.edges) {
+    const list = consumers.get(e.src) ?? [];
+    list.push(e.dst);
+    consumers.set(e.src, list);
+  }
+  for (const op of graph.ops.values()) {
+    const out = consumers.get(op.name) ?? [];
+    if (op.op === 'Const' && !op.inputs.length && out.length && !aside.has(op.name) && !kept(op.name) && out.every(n => aside.has(n))) {
       aside.add(op.name);
     }
   }
@@ -390,17 +405,21 @@ function hashString(s: string): string {
   return (h1 >>> 0).toString(16) + (h2 >>> 0).toString(16);
 }
 
+/** Fewest alike siblings folded into a series (TensorBoard's seriesNodeMinSize). */
+export const SERIES_MIN_MEMBERS = 5;
+
 /**
  * Series: sibling groups named `name_0 … name_N` (or `name`, `name_1`, … ) that share one
  * structure are folded into one group `name_[0-N]`, as TensorBoard draws a 100-step RNN's cells
  * as one node. Members keep their paths; only their parent changes. Returns the series paths.
  */
 export function groupSeries(
+  graph: Graph,
   groups: Map<string, Group>,
   signatures: Map<string, string>,
-  minMembers = 3
+  minMembers = SERIES_MIN_MEMBERS
 ): string[] {
-  const made: string[] = [];
+  const made = groupOpSeries(graph, groups, minMembers);
   for (const parent of [...groups.values()]) {
     const buckets = new Map<string, { index: number; path: string }[]>();
     for (const child of parent.groups) {
@@ -446,6 +465,65 @@ export function groupSeries(
       parent.groups = parent.groups.filter(c => !inSeries.has(c));
       parent.groups.splice(at, 0, path);
       signatures.set(path, `series:${signatures.get(first.path)}`);
+      made.push(path);
+    }
+  }
+  return made;
+}
+
+/**
+ * Ops of one type named `name_0 … name_N` (100 placeholders of an unrolled RNN) that feed none
+ * of each other fold into a series group `name_[0-N]`; a chain `op0 → op1 → …` stays a chain.
+ */
+function groupOpSeries(graph: Graph, groups: Map<string, Group>, minMembers: number): string[] {
+  const made: string[] = [];
+  const linked = new Set<string>();
+  for (const e of graph.edges) {
+    linked.add(`${e.src}\u0000${e.dst}`);
+  }
+  for (const parent of [...groups.values()]) {
+    if (parent.synthetic) {
+      continue;
+    }
+    const buckets = new Map<string, { index: number; name: string }[]>();
+    for (const name of parent.ops) {
+      const m = /^(.*?)_?(\d+)$/.exec(lastComponent(name));
+      const [base, index] = m ? [m[1], Number(m[2])] : [lastComponent(name), 0];
+      const key = `${base}\u0000${graph.ops.get(name)!.op}`;
+      const list = buckets.get(key) ?? [];
+      list.push({ index, name });
+      buckets.set(key, list);
+    }
+    for (const [key, members] of buckets) {
+      if (members.length < minMembers || groups.has(members[0].name)) {
+        continue;
+      }
+      const names = new Set(members.map(x => x.name));
+      const chained = graph.edges.some(e => names.has(e.src) && names.has(e.dst));
+      if (chained) {
+        continue;
+      }
+      members.sort((a, b) => a.index - b.index);
+      const base = key.slice(0, key.indexOf('\u0000'));
+      const label = `${base}_[${members[0].index}-${members[members.length - 1].index}]`;
+      const path = parent.path ? `${parent.path}/${label}` : label;
+      if (groups.has(path)) {
+        continue;
+      }
+      groups.set(path, {
+        path,
+        parent: parent.path,
+        groups: [],
+        ops: members.map(x => x.name),
+        size: members.length,
+        synthetic: true,
+        series: members.length
+      });
+      parent.ops = parent.ops.filter(o => !names.has(o));
+      parent.groups.push(path);
+      for (const x of members) {
+        graph.ops.get(x.name)!.group = path;
+      }
       made.push(path);
     }
   }
@@ -554,7 +632,7 @@ export function collapse(
   const merged = new Map<string, VisibleEdge>();
   const entries = new Map<string, AsideEntry>();
   for (const [name, home] of homes) {
-    const entry = entries.get(home) ?? { name: home, op: home === name ? graph.ops.get(name)!.op : 'group', ops: 0, degree: 0 };
+    const entry = entries.get(home) ?? { name: home, op: groups.has(home) ? 'group' : graph.ops.get(name)!.op, ops: 0, degree: 0 };
     entry.ops += 1;
     entries.set(home, entry);
   }

@@ -1,7 +1,9 @@
 /**
  * The graph view: name scopes as groups that expand and collapse, groups of identical
- * structure marked alike, bookkeeping ops set aside, pan and zoom, search, node details, and
- * colouring by structure, device or compute time (from a trace). Layout runs in a web worker.
+ * structure marked alike and repeated ones folded into series, auxiliary nodes (gradients,
+ * optimizer, init, save, summaries) in a side area with stubs on the nodes they touch, pan and
+ * zoom, search, node details, and colouring by structure, device or compute time (from a
+ * trace), every label at a contrast of at least 4.5:1. Layout runs in a web worker.
  */
 import {
   BookkeepingRules,
@@ -15,6 +17,7 @@ import {
   computeTimeOf,
   devicesBelow,
   extractBookkeeping,
+  groupSeries,
   groupSignatures,
   normalizeRules,
   parseGraphDef,
@@ -24,7 +27,14 @@ import {
 } from '../model/graph';
 import { layoutGraph, layoutEngine } from '../layout';
 import { LayoutResult } from '../model/layout';
+import { textColorOn, tint } from '../model/color';
 import { colorFor, heatColor, html, svg, title } from './dom';
+
+/** "1 op", "3 ops". */
+export const opCount = (n: number): string => `${n} op${n === 1 ? '' : 's'}`;
+
+/** Fit never shrinks below this scale: a large graph is shown legibly from its top instead. */
+const MIN_FIT_SCALE = 0.6;
 
 export type ColorMode = 'structure' | 'device' | 'compute';
 
@@ -47,6 +57,8 @@ export class GraphView {
   private expanded = new Set<string>();
   private rules: BookkeepingRules;
   private aside = new Set<string>();
+  /** Auxiliary ops and scopes the user put back into the graph. */
+  private keep = new Set<string>();
   private visible: VisibleGraph | null = null;
   private opTimes: Map<string, number> = new Map();
   private colorMode: ColorMode = 'structure';
@@ -97,7 +109,7 @@ export class GraphView {
     const side = html('div', { class: 'nbflow-graph-side' }, body);
     html('h4', {}, side, 'Details');
     this.details = html('div', { class: 'nbflow-graph-details' }, side, 'Click a node.');
-    html('h4', {}, side, 'Set aside (bookkeeping)');
+    html('h4', {}, side, 'Auxiliary nodes');
     this.asideList = html('div', { class: 'nbflow-graph-aside' }, side);
     this.installPanZoom();
   }
@@ -106,8 +118,10 @@ export class GraphView {
     this.graph = parseGraphDef(def);
     this.groups = buildHierarchy(this.graph);
     this.signatures = groupSignatures(this.graph, this.groups);
+    groupSeries(this.graph, this.groups, this.signatures);
+    this.signatures = groupSignatures(this.graph, this.groups);
     this.repeated = repeatedSignatures(this.groups, this.signatures);
-    this.aside = extractBookkeeping(this.graph, this.rules);
+    this.aside = extractBookkeeping(this.graph, this.rules, this.keep);
     for (const p of [...this.expanded]) {
       if (!this.groups.has(p)) {
         this.expanded.delete(p);
@@ -119,7 +133,20 @@ export class GraphView {
   setRules(rules: Partial<BookkeepingRules>): void {
     this.rules = normalizeRules(rules);
     if (this.graph) {
-      this.aside = extractBookkeeping(this.graph, this.rules);
+      this.aside = extractBookkeeping(this.graph, this.rules, this.keep);
+      void this.render(true);
+    }
+  }
+
+  /** Move an auxiliary entry (op or scope) into the graph, or a kept one back aside. */
+  toggleAuxiliary(name: string): void {
+    if (this.keep.has(name)) {
+      this.keep.delete(name);
+    } else {
+      this.keep.add(name);
+    }
+    if (this.graph) {
+      this.aside = extractBookkeeping(this.graph, this.rules, this.keep);
       void this.render(true);
     }
   }
@@ -244,9 +271,13 @@ export class GraphView {
     }
     if (item.kind === 'group') {
       const sig = this.signatures.get(item.name)!;
-      return this.repeated.has(sig) ? colorFor(sig) : '#c9d7ef';
+      // one colour per repeated structure, distinct while there are fewer than the palette
+      return this.repeated.has(sig) || this.groups.get(item.name)?.series
+        ? tint(colorFor(sig, [...this.repeated.keys()].sort()), 0.6)
+        : '#dbe5f5';
     }
-    return '#ffffff';
+    const op = this.graph!.ops.get(item.name)!.op;
+    return /^(VariableV2|Variable|VarHandleOp)$/.test(op) ? '#f3e3c3' : '#ffffff';
   }
 
   private draw(v: VisibleGraph, layout: LayoutResult): void {
@@ -299,15 +330,28 @@ export class GraphView {
         'data-name': item.name,
         transform: `translate(${b.x - b.width / 2},${b.y - b.height / 2})`
       }, nodeLayer);
-      svg('rect', { width: b.width, height: b.height, rx: item.kind === 'group' ? 8 : 13, fill: this.fillOf(item) }, g);
-      const text = svg('text', { x: b.width / 2, y: item.kind === 'group' ? 15 : 17, 'text-anchor': 'middle' }, g);
+      const fill = this.fillOf(item);
+      const ink = textColorOn(fill);
+      const series = item.kind === 'group' ? this.groups.get(item.name)!.series : undefined;
+      if (series) {  // a stack of cards: one node standing for many alike
+        svg('rect', { x: 4, y: -4, width: b.width, height: b.height, rx: 8, fill, class: 'nbflow-series-back' }, g);
+      }
+      svg('rect', { width: b.width, height: b.height, rx: item.kind === 'group' ? 8 : 13, fill }, g);
+      const text = svg('text', { x: b.width / 2, y: item.kind === 'group' ? 15 : 17, 'text-anchor': 'middle', fill: ink }, g);
       text.textContent = item.kind === 'group' ? `⊞ ${item.label}` : item.label;
+      this.drawStubs(g, item, b.width, b.height);
       if (item.kind === 'group') {
         const group = this.groups.get(item.name)!;
         const sig = this.signatures.get(item.name)!;
         const rep = this.repeated.get(sig);
-        const sub = svg('text', { x: b.width / 2, y: 31, 'text-anchor': 'middle', class: 'nbflow-sub' }, g);
-        sub.textContent = `${group.size} ops` + (rep ? ` · ×${rep} alike` : '');
+        const sub = svg('text', { x: b.width / 2, y: 31, 'text-anchor': 'middle', class: 'nbflow-sub', fill: ink }, g);
+        sub.textContent = series
+          ? `${series} alike · ${opCount(group.size)}`
+          : opCount(group.size) + (rep ? ` · ×${rep} alike` : '');
+        if (series) {
+          g.classList.add('nbflow-series');
+          g.setAttribute('data-series', String(series));
+        }
         if (rep) {
           g.classList.add('nbflow-repeated');
           g.setAttribute('data-signature', sig);
@@ -344,6 +388,25 @@ export class GraphView {
 
   private lastLayout: LayoutResult | null = null;
 
+  /** Short marks for edges to the auxiliary area: inputs on top, outputs below. */
+  private drawStubs(g: SVGGElement, item: VisibleItem, width: number, height: number): void {
+    const stubs = this.visible?.stubs.get(item.id);
+    if (!stubs) {
+      return;
+    }
+    const mark = (names: string[], y0: number, y1: number, side: string): void => {
+      names.slice(0, 4).forEach((name, i) => {
+        const x = width - 10 - i * 7;
+        const stub = svg('g', { class: `nbflow-stub nbflow-stub-${side}`, 'data-aux': name }, g);
+        svg('line', { x1: x, y1: y0, x2: x, y2: y1 }, stub);
+        svg('circle', { cx: x, cy: y0 < y1 ? y0 : y1, r: 2.2 }, stub);
+        title(stub, `${side === 'in' ? 'input from' : 'output to'} auxiliary ${name}`);
+      });
+    };
+    mark(stubs.in, -9, 0, 'in');
+    mark(stubs.out, height, height + 9, 'out');
+  }
+
   private isHighlighted(item: VisibleItem): boolean {
     if (!this.highlight.size) {
       return false;
@@ -379,7 +442,10 @@ export class GraphView {
       if (!g) {
         return;
       }
-      row('group', path);
+      row(g.series ? 'series' : 'group', path);
+      if (g.series) {
+        row('members', `${g.series} groups of one structure`);
+      }
       row('ops below', String(g.size));
       row('devices', devicesBelow(graph, this.groups, { id: this.selected, kind: 'group', name: path, label: '', parent: '', expanded: false }).join(', ') || '(unplaced)');
       const time = computeTimeOf(this.groups, { id: this.selected, kind: 'group', name: path, label: '', parent: '', expanded: false }, this.opTimes);
@@ -440,12 +506,27 @@ export class GraphView {
       this.asideList.textContent = 'none';
     }
     for (const a of list) {
-      const r = html('div', { class: 'nbflow-aside-item', 'data-name': a.name }, this.asideList, `${a.name} (${a.op}, ${a.degree} edges)`);
-      r.addEventListener('click', () => {
-        this.selected = `op:${a.name}`;
-        this.showDetails();
-        this.hooks.selected?.(a.name);
+      const r = html('div', { class: 'nbflow-aside-item', 'data-name': a.name }, this.asideList);
+      html('span', { class: 'nbflow-aside-name' }, r, a.op === 'group' ? `⊞ ${a.name}` : a.name);
+      html('span', { class: 'nbflow-sub' }, r, ` ${a.op === 'group' ? opCount(a.ops) : a.op} · ${a.degree} edge${a.degree === 1 ? '' : 's'}`);
+      const back = html('button', { class: 'nbflow-aside-toggle', title: 'Show it in the graph' }, r, '↩');
+      back.addEventListener('click', ev => {
+        ev.stopPropagation();
+        this.toggleAuxiliary(a.name);
       });
+      r.addEventListener('click', () => {
+        if (this.graph?.ops.has(a.name)) {
+          this.selected = `op:${a.name}`;
+          this.showDetails();
+          this.hooks.selected?.(a.name);
+        }
+      });
+    }
+    for (const name of [...this.keep].sort()) {
+      const r = html('div', { class: 'nbflow-aside-item nbflow-aside-kept', 'data-name': name }, this.asideList);
+      html('span', { class: 'nbflow-sub' }, r, `${name} (in the graph) `);
+      const away = html('button', { class: 'nbflow-aside-toggle', title: 'Set it aside again' }, r, '⇥');
+      away.addEventListener('click', () => this.toggleAuxiliary(name));
     }
   }
 
@@ -483,8 +564,12 @@ export class GraphView {
     if (!layout || !rect.width || !rect.height) {
       return;
     }
-    const k = Math.min(1.5, rect.width / (layout.width + 20), rect.height / (layout.height + 20));
-    this.transform = { k, x: (rect.width - layout.width * k) / 2, y: Math.max(0, (rect.height - layout.height * k) / 2) };
+    const whole = Math.min(1.5, rect.width / (layout.width + 20), rect.height / (layout.height + 20));
+    const k = Math.max(MIN_FIT_SCALE, whole);
+    // too big to show whole at a legible size: centre it across, start from its top
+    const x = (rect.width - layout.width * k) / 2;
+    const y = whole < MIN_FIT_SCALE ? 10 : Math.max(0, (rect.height - layout.height * k) / 2);
+    this.transform = { k, x, y };
     this.applyTransform();
   }
 

@@ -23,6 +23,16 @@ export class ImagesView {
 
   setData(series: ImageSeries[]): void {
     this.series = series;
+    const keys = new Set(series.map(s => `${s.run}\u0000${s.tag}`));
+    for (const [key, card] of [...this.cards]) {
+      if (!keys.has(key)) {  // a deleted run, or another log directory: its card goes
+        if (card.url) {
+          URL.revokeObjectURL(card.url);
+        }
+        card.img.closest('.nbflow-image-card')?.remove();
+        this.cards.delete(key);
+      }
+    }
     if (!series.length && !this.node.querySelector('.nbflow-empty')) {
       html('div', { class: 'nbflow-empty' }, this.node, 'No image summaries yet.');
     }
@@ -66,6 +76,9 @@ export class ImagesView {
       return;
     }
     const blob = await this.load(s.run, s.tag, info.index);
+    if (!card.img.isConnected) {
+      return; // the card went while the image loaded
+    }
     if (card.url) {
       URL.revokeObjectURL(card.url);
     }
