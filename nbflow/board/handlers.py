@@ -24,7 +24,7 @@ so is a run whose event files are symlinks to files outside it. Damaged logs nev
 the reader skips what it cannot read and the run lists it under ``warnings`` (file, offset).
 
 ``logdir`` may also name a ``.pb``/``.pbtxt``/``.meta`` graph file, and such a file inside a
-log directory is a run of its own with only a graph (``nbflow.board.graph_files``): the graph
+log directory is a run of its own with only a graph (``nbflow.summary.graph_files``): the graph
 tab draws any TF1 model's graph. A file that is no GraphDef gives its run a warning; the graph
 route then answers 404, as for a run without a graph.
 """
@@ -41,7 +41,7 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
-from nbflow.board.graph_files import is_graph_file
+from nbflow.summary.graph_files import is_graph_file
 from nbflow.board.logdir import LogCache, LogDirectory
 from nbflow.board.paths import PathRefused, resolve_inside
 from nbflow.board.series import downsample_min_max

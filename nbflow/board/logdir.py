@@ -10,7 +10,7 @@ adds what the board shows beyond summaries: traces. A trace is either
     Chrome trace JSON with ``nbflow.runtime.timeline.Timeline``.
 
 and graph files: a ``.pb``/``.pbtxt``/``.meta`` file in a log directory is a run of its own,
-named by its path (``models/frozen.pb``), with only a graph (``nbflow.board.graph_files``); the
+named by its path (``models/frozen.pb``), with only a graph (``nbflow.summary.graph_files``); the
 log directory may itself be such a file (its one run is ``"."``). A graph file is read again
 when its size or mtime changes; one that cannot be read is a warning on its run.
 """
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nbflow.board.graph_files import GraphFileError, is_graph_file, read_graph_file
+from nbflow.summary.graph_files import GraphFileError, is_graph_file, read_graph_file
 from nbflow.board.paths import resolve_inside
 from nbflow.summary.reader import LogReader
 
