@@ -23,10 +23,10 @@ token or cookie the answer is 403. Paths that escape the root are refused with 4
 so is a run whose event files are symlinks to files outside it. Damaged logs never fail a route:
 the reader skips what it cannot read and the run lists it under ``warnings`` (file, offset).
 
-``logdir`` may also name a ``.pb``/``.pbtxt``/``.meta`` graph file, and such a file inside a
-log directory is a run of its own with only a graph (``nbflow.summary.graph_files``): the graph
-tab draws any TF1 model's graph. A file that is no GraphDef gives its run a warning; the graph
-route then answers 404, as for a run without a graph.
+``logdir`` may also name a ``.pb``/``.pbtxt``/``.meta`` graph file, and a ``.pb``/``.pbtxt``
+inside a log directory is a run of its own with only a graph (``nbflow.summary.graph_files``):
+the graph tab draws any TF1 model's graph. A file that is no GraphDef gives its run a warning;
+the graph route then answers 404, as for a run without a graph.
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ adds what the board shows beyond summaries: traces. A trace is either
     a step's RunMetadata logged with ``FileWriter.add_run_metadata(..., tag)``, converted to
     Chrome trace JSON with ``nbflow.runtime.timeline.Timeline``.
 
-and graph files: a ``.pb``/``.pbtxt``/``.meta`` file in a log directory is a run of its own,
-named by its path (``models/frozen.pb``), with only a graph (``nbflow.summary.graph_files``); the
-log directory may itself be such a file (its one run is ``"."``). A graph file is read again
-when its size or mtime changes; one that cannot be read is a warning on its run.
+and graph files: a ``.pb``/``.pbtxt`` file in a log directory is a run of its own, named by its
+path (``models/frozen.pb``), with only a graph (``nbflow.summary.graph_files``); the log
+directory may itself be such a file, or a ``.meta`` (its one run is ``"."``). A graph file is
+read again when its size or mtime changes; one that cannot be read is a warning on its run.
 """
 
 from __future__ import annotations
@@ -24,7 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nbflow.summary.graph_files import GraphFileError, is_graph_file, read_graph_file
+from nbflow.summary.graph_files import (
+    GraphFileError,
+    is_graph_file,
+    is_logged_graph_file,
+    read_graph_file,
+)
 from nbflow.board.paths import resolve_inside
 from nbflow.summary.reader import LogReader
 
@@ -36,7 +41,7 @@ def is_trace_file(name: str) -> bool:
 
 def is_kept_file(name: str) -> bool:
     """Files besides event files that the board shows: traces and graph files."""
-    return is_trace_file(name) or is_graph_file(name)
+    return is_trace_file(name) or is_logged_graph_file(name)
 
 
 class LogDirectory:
@@ -74,7 +79,7 @@ class LogDirectory:
         out = {}
         for run in self.reader.kept_runs():
             for name in self.reader.kept_files(run):
-                if is_graph_file(name):
+                if is_logged_graph_file(name):
                     out[name if run == "." else f"{run}/{name}"] = self.path / run / name
         return out
 

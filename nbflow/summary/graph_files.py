@@ -25,6 +25,10 @@ from google.protobuf.message import DecodeError
 from nbflow.framework import protos
 
 GRAPH_SUFFIXES = (".pb", ".pbtxt", ".meta")
+# In a log walk only .pb/.pbtxt count: a checkpoint folder holds a .meta per save, and a TF2
+# SavedModel's fingerprint.pb / keras_metadata.pb hold no graph.
+LOGGED_GRAPH_SUFFIXES = (".pb", ".pbtxt")
+NOT_GRAPH_FILES = frozenset({"fingerprint.pb", "keras_metadata.pb"})
 MAX_GRAPH_FILE_BYTES = 512 * 1024 * 1024
 
 
@@ -33,7 +37,14 @@ class GraphFileError(ValueError):
 
 
 def is_graph_file(name: str) -> bool:
+    """A file the board opens as a graph when it is named as the log directory itself."""
     return name.lower().endswith(GRAPH_SUFFIXES)
+
+
+def is_logged_graph_file(name: str) -> bool:
+    """A file that a log directory walk shows as a run with only a graph."""
+    lowered = name.lower()
+    return lowered.endswith(LOGGED_GRAPH_SUFFIXES) and lowered not in NOT_GRAPH_FILES
 
 
 def read_graph_file(path: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Graph files as board runs, against a real Jupyter server: the TF-written frozen model
 (``tests/fixtures/tf``) as a logdir of its own and as a run inside one, its text twin, a
-MetaGraphDef, a SavedModel, a damaged ``.pb`` (a warning, never a 500) and a ``.pb`` linking
+MetaGraphDef (as the logdir; a checkpoint folder's .meta files are no runs), a SavedModel, a damaged ``.pb`` (a warning, never a 500) and a ``.pb`` linking
 outside the root (403). Expected nodes are read from the ``.pbtxt`` TensorFlow wrote, with a
 regular expression, not with nbflow's protobuf code."""
 
@@ -41,6 +41,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
     shutil.copy(TF / "frozen.pbtxt", root / "models" / "frozen.pbtxt")
     shutil.copy(TF / "model.meta", root / "models" / "model.meta")
     shutil.copytree(TF / "saved_model", root / "models" / "export")
+    (root / "models" / "export" / "fingerprint.pb").write_bytes(b"\x08\x01\x10\x02")
     (root / "models" / "corrupt.pb").write_bytes((TF / "frozen.pb").read_bytes()[:200])
     (root / "models" / "notes.pbtxt").write_text("these are not the nodes you are looking for\n")
     (root / "logs" / "train").mkdir(parents=True)
@@ -69,12 +70,13 @@ def test_a_frozen_pb_as_the_logdir_is_one_run_with_its_graph(server):
 
 def test_graph_files_in_a_logdir_are_runs_with_only_a_graph(server):
     runs = {r["name"]: r["tags"] for r in get_json(server.api("runs", logdir="models"))["runs"]}
-    assert {"frozen.pb", "frozen.pbtxt", "model.meta", "export/saved_model.pb"} <= set(runs)
-    for name in ("frozen.pb", "frozen.pbtxt", "model.meta", "export/saved_model.pb"):
+    assert {"frozen.pb", "frozen.pbtxt", "export/saved_model.pb"} <= set(runs)
+    assert "model.meta" not in runs and "export/fingerprint.pb" not in runs
+    for name in ("frozen.pb", "frozen.pbtxt", "export/saved_model.pb"):
         assert runs[name]["graph"] is True, name
         assert runs[name]["scalars"] == [] and runs[name]["warnings"] == [], name
     assert graph_nodes(server, logdir="models", run="frozen.pbtxt") == frozen_nodes()
-    meta = {name for name, _, _ in graph_nodes(server, logdir="models", run="model.meta")}
+    meta = {name for name, _, _ in graph_nodes(server, logdir="models/model.meta", run=".")}
     assert {"dense/kernel", "dense/bias"} <= meta
     saved = graph_nodes(server, logdir="models", run="export/saved_model.pb")
     assert saved and all(name and op for name, op, _ in saved)
