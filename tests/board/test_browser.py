@@ -105,6 +105,29 @@ def board(page, logdir: str):
     return page.locator(f".nbflow-board:has(input.nbflow-logdir[value='{logdir}'])")
 
 
+def open_notebook_with_output(page, lab, path: str, source: str, data: dict) -> None:
+    """Save a notebook whose one cell shows the display ``data``, and open it in the page."""
+    notebook = {
+        "cells": [{
+            "cell_type": "code", "execution_count": 1, "metadata": {}, "source": source,
+            "outputs": [{"output_type": "display_data", "metadata": {}, "data": data}],
+        }],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    request = urllib.request.Request(
+        f"{lab.url}api/contents/{path}?token={lab.token}",
+        data=json.dumps({"type": "notebook", "content": notebook}).encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request, timeout=10).close()
+    page.evaluate(
+        "(path) => window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'})",
+        path,
+    )
+
+
 def test_graph_shows_scope_groups_and_expands_one(page):
     open_board(page, "logs")
     b = board(page, "logs")
@@ -176,24 +199,7 @@ def test_mime_output_opens_the_board_on_its_logdir(page, lab):
     data = board_display(str(lab.root / "logs" / "eval"))._repr_mimebundle_()
     assert {"text/html", "text/plain", BOARD_MIME} <= set(data)
     data[BOARD_MIME] = {**data[BOARD_MIME], "bookkeeping": {"opTypes": ["NoOp"]}}
-    notebook = {
-        "cells": [{
-            "cell_type": "code", "execution_count": 1, "metadata": {}, "source": "%dataflow_board logs/eval",
-            "outputs": [{"output_type": "display_data", "metadata": {}, "data": data}],
-        }],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4, "nbformat_minor": 5,
-    }  # fmt: skip
-    request = urllib.request.Request(
-        f"{lab.url}api/contents/board.ipynb?token={lab.token}",
-        data=json.dumps({"type": "notebook", "content": notebook}).encode(),
-        method="PUT",
-        headers={"Content-Type": "application/json"},
-    )
-    urllib.request.urlopen(request, timeout=10).close()
-    page.evaluate(
-        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'board.ipynb', factory: 'Notebook'})"
-    )
+    open_notebook_with_output(page, lab, "board.ipynb", "%dataflow_board logs/eval", data)
     b = board(page, "logs/eval")
     b.locator(".nbflow-graph[data-state='ready']").wait_for()
     page.locator(".jp-OutputArea .nbflow-board-link button").wait_for(state="attached")
@@ -205,8 +211,13 @@ def test_mime_output_opens_the_board_on_its_logdir(page, lab):
     shot(page, "mime-opened")
 
 
-def test_a_frozen_pb_written_by_tensorflow_opens_as_its_graph(page):
-    open_board(page, "models/frozen.pb")
+def test_dataflow_board_on_a_frozen_pb_written_by_tensorflow_draws_its_graph(page, lab):
+    """`%dataflow_board models/frozen.pb`'s output opens the Board on the file."""
+    from nbflow.notebook.board import board_display
+
+    data = board_display(str(lab.root / "models" / "frozen.pb"))._repr_mimebundle_()
+    source = "%dataflow_board models/frozen.pb"
+    open_notebook_with_output(page, lab, "frozen.ipynb", source, data)
     b = board(page, "models/frozen.pb")
     b.locator(".nbflow-graph[data-state='ready']").wait_for()
     assert b.locator("select.nbflow-run-select").inner_text().strip() == "frozen.pb"
