@@ -22,6 +22,11 @@ Every handler is an ``APIHandler`` method under ``@tornado.web.authenticated``: 
 token or cookie the answer is 403. Paths that escape the root are refused with 403 as well, and
 so is a run whose event files are symlinks to files outside it. Damaged logs never fail a route:
 the reader skips what it cannot read and the run lists it under ``warnings`` (file, offset).
+
+``logdir`` may also name a ``.pb``/``.pbtxt``/``.meta`` graph file, and a ``.pb``/``.pbtxt``
+inside a log directory is a run of its own with only a graph (``nbflow.summary.graph_files``):
+the graph tab draws any TF1 model's graph. A file that is no GraphDef gives its run a warning;
+the graph route then answers 404, as for a run without a graph.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 
+from nbflow.summary.graph_files import is_graph_file
 from nbflow.board.logdir import LogCache, LogDirectory
 from nbflow.board.paths import PathRefused, resolve_inside
 from nbflow.board.series import downsample_min_max
@@ -76,8 +82,10 @@ class BoardHandler(APIHandler):
     def logdir(self) -> LogDirectory:
         name = self.get_argument("logdir", ".")
         path = self.inside(self.root, name)
-        if not path.is_dir():
-            raise tornado.web.HTTPError(404, f"log directory {name!r} does not exist")
+        if not path.is_dir() and not (path.is_file() and is_graph_file(path.name)):
+            raise tornado.web.HTTPError(
+                404, f"log directory {name!r} does not exist (nor is it a .pb/.pbtxt/.meta file)"
+            )
         return self.cache.get(path)
 
     def run(self) -> tuple[LogDirectory, str]:
@@ -85,6 +93,8 @@ class BoardHandler(APIHandler):
         logdir = self.logdir()
         run = self.get_argument("run", ".")
         path = self.inside(logdir.path, run)
+        if path != logdir.path and logdir.path not in path.parents:
+            raise tornado.web.HTTPError(403, f"run {run!r} resolves outside its log directory")
         name = path.relative_to(logdir.path).as_posix()
         if not logdir.has_events(name):  # maybe new since the last (throttled) reload
             logdir.reload(force=True)
@@ -244,10 +254,11 @@ class ImageHandler(BoardHandler):
 class GraphHandler(BoardHandler):
     @tornado.web.authenticated
     def get(self) -> None:
-        data = self.run_data()
-        if data.graph is None:
+        logdir, name = self.run()
+        graph = logdir.graph(name)
+        if graph is None:
             raise tornado.web.HTTPError(404, f"run {self.get_argument('run', '.')!r} has no graph")
-        self.write_json({"run": self.get_argument("run", "."), "graph_def": data.graph})
+        self.write_json({"run": self.get_argument("run", "."), "graph_def": graph})
 
 
 class TracesHandler(BoardHandler):

@@ -8,16 +8,28 @@ adds what the board shows beyond summaries: traces. A trace is either
     a Chrome trace JSON file in a run's folder (``*trace*.json``, ``*timeline*.json``), or
     a step's RunMetadata logged with ``FileWriter.add_run_metadata(..., tag)``, converted to
     Chrome trace JSON with ``nbflow.runtime.timeline.Timeline``.
+
+and graph files: a ``.pb``/``.pbtxt`` file in a log directory is a run of its own, named by its
+path (``models/frozen.pb``), with only a graph (``nbflow.summary.graph_files``); the log
+directory may itself be such a file, or a ``.meta`` (its one run is ``"."``). A graph file is
+read again when its size or mtime changes; one that cannot be read is a warning on its run.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from nbflow.summary.graph_files import (
+    GraphFileError,
+    is_graph_file,
+    is_logged_graph_file,
+    read_graph_file,
+)
 from nbflow.board.paths import resolve_inside
 from nbflow.summary.reader import LogReader
 
@@ -27,14 +39,21 @@ def is_trace_file(name: str) -> bool:
     return lowered.endswith(".json") and ("trace" in lowered or "timeline" in lowered)
 
 
+def is_kept_file(name: str) -> bool:
+    """Files besides event files that the board shows: traces and graph files."""
+    return is_trace_file(name) or is_logged_graph_file(name)
+
+
 class LogDirectory:
     """A log directory's runs, reloaded incrementally and lazily."""
 
     def __init__(self, path: Path, root: str | Path | None = None, min_interval: float = 0.25):
         self.path = path
         self.reader = LogReader(
-            str(path), root=None if root is None else str(root), keep_file=is_trace_file
+            str(path), root=None if root is None else str(root), keep_file=is_kept_file
         )
+        # graph file -> (size, mtime_ns, JSON GraphDef or the warning it gave)
+        self._graphs: dict[str, tuple[int, int, dict[str, Any] | str]] = {}
         self.min_interval = min_interval
         self._last_reload = -float("inf")
         self._lock = threading.Lock()
@@ -49,14 +68,62 @@ class LogDirectory:
         return self
 
     def runs(self) -> list[str]:
-        """Runs with event files, and folders holding only trace files."""
-        return sorted(set(self.reader.runs()) | set(self.reader.kept_runs()))
+        """Runs with event files, folders holding only trace files, and graph files."""
+        traced = {r for r in self.reader.kept_runs() if self.trace_files(r)}
+        return sorted(set(self.reader.runs()) | traced | set(self.graph_files()))
+
+    def graph_files(self) -> dict[str, Path]:
+        """Graph-file runs: run name (the file's path in the log directory) -> file."""
+        if self.path.is_file():
+            return {".": self.path} if is_graph_file(self.path.name) else {}
+        out = {}
+        for run in self.reader.kept_runs():
+            for name in self.reader.kept_files(run):
+                if is_logged_graph_file(name):
+                    out[name if run == "." else f"{run}/{name}"] = self.path / run / name
+        return out
+
+    def graph_file(self, run: str) -> dict[str, Any] | str | None:
+        """A graph-file run's JSON GraphDef, the warning reading it gave, or None if no such run."""
+        path = self.graph_files().get(run)
+        if path is None:
+            return None
+        root = self.reader.root
+        if root is not None and os.path.commonpath([os.path.realpath(path), root]) != root:
+            return "refused: the file links outside the board root"
+        try:
+            stat = os.stat(path)
+        except OSError as e:
+            return f"cannot be read ({e.strerror})"
+        cached = self._graphs.get(run)
+        if cached is not None and cached[:2] == (stat.st_size, stat.st_mtime_ns):
+            return cached[2]
+        try:
+            result: dict[str, Any] | str = read_graph_file(str(path))
+        except GraphFileError as e:
+            result = str(e)
+        except OSError as e:
+            result = f"cannot be read ({e.strerror})"
+        self._graphs[run] = (stat.st_size, stat.st_mtime_ns, result)
+        return result
+
+    def graph(self, run: str) -> dict[str, Any] | None:
+        """The run's graph: its graph file's, or the one logged in its events; None if none."""
+        graph = self.graph_file(run)
+        if isinstance(graph, dict):
+            return graph
+        if self.has_events(run):
+            return self.reader.run(run).graph
+        return None
 
     def refused(self, run: str) -> bool:
         """Every event file of the run links outside the root: the run may not be read."""
         return bool(self.reader.refused(run)) and not self.has_events(run)
 
     def warnings(self, run: str) -> list[dict[str, Any]]:
+        graph = self.graph_file(run)
+        if isinstance(graph, str):
+            return [{"file": run if run != "." else self.path.name, "offset": 0, "message": graph}]
         return [
             {"file": w.file, "offset": w.offset, "message": w.message}
             for w in self.reader.warnings(run)
@@ -66,7 +133,7 @@ class LogDirectory:
         return run in self.reader.runs()
 
     def trace_files(self, run: str) -> list[str]:
-        return self.reader.kept_files(run)
+        return [name for name in self.reader.kept_files(run) if is_trace_file(name)]
 
     def trace_names(self, run: str) -> list[str]:
         tagged = self.reader.run(run).run_metadata if self.has_events(run) else {}
@@ -89,7 +156,7 @@ class LogDirectory:
                 "scalars": [],
                 "histograms": [],
                 "images": [],
-                "graph": False,
+                "graph": self.graph(run) is not None,
                 "traces": self.trace_names(run),
             }
         data = self.reader.run(run)

@@ -1,4 +1,7 @@
-"""``%dataflow_board LOGDIR``: open the nbflow Board on a log directory.
+"""``%dataflow_board LOGDIR``: open the nbflow Board on a log directory, or on a graph file.
+
+``LOGDIR`` may be a ``.pb``/``.pbtxt``/``.meta`` file (``%dataflow_board model.pb``): the Board
+then draws that GraphDef, any TF1 model's graph (``nbflow.summary.graph_files``).
 
 The display carries three forms and the front end picks one:
 
@@ -17,6 +20,7 @@ import math
 import os
 from typing import Any
 
+from nbflow.summary.graph_files import GraphFileError, is_graph_file, read_graph_file
 from nbflow.summary.reader import LogReader
 
 BOARD_MIME = "application/vnd.nbflow.board+json"
@@ -44,6 +48,8 @@ def inline_board_html(logdir: str) -> str:
     """The runs of ``logdir`` as an HTML table: run, tag, last step and value, a sparkline."""
     shown = html.escape(logdir)
     head = f"<div class='nbflow-board-inline'><b>nbflow Board</b> on <code>{shown}</code>"
+    if os.path.isfile(logdir) and is_graph_file(logdir):
+        return head + ": " + html.escape(_graph_file_summary(logdir)) + "</div>"
     reader = LogReader(logdir, root=logdir, max_depth=4)
     if os.path.isdir(logdir):
         reader.reload()
@@ -71,6 +77,19 @@ def inline_board_html(logdir: str) -> str:
         + "".join(rows)
         + "</tbody></table></div>"
     )
+
+
+def _graph_file_summary(path: str) -> str:
+    """ "a graph of 9 ops (Const 2, Identity 2, ...)", or why the file cannot be read."""
+    try:
+        nodes = read_graph_file(path)["node"]
+    except (GraphFileError, OSError) as e:
+        return f"\u26a0 {e}"
+    counts: dict[str, int] = {}
+    for node in nodes:
+        counts[node["op"]] = counts.get(node["op"], 0) + 1
+    ops = ", ".join(f"{op} {n}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1])[:8])
+    return f"a graph of {len(nodes)} ops ({ops}{', ...' if len(counts) > 8 else ''})"
 
 
 def _sparkline(values: list[float]) -> str:

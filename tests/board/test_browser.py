@@ -4,14 +4,15 @@ driven by Python Playwright; never `playwright install`). Screenshots go to test
 One JupyterLab serves a root whose logs/ were written by real nbflow runs; the tests open the
 Board from the command registry, check the graph's scope groups and expanding one, the scalar
 point count, live updates while a background run writes more, histograms, images, the EEG
-timeline, restoring on reload, the MIME renderer used by `%dataflow_board`, and that the
-console shows no errors.
+timeline, a frozen model's ``.pb`` written by TensorFlow drawn as its graph, restoring on
+reload, the MIME renderer used by `%dataflow_board`, and that the console shows no errors.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -25,6 +26,7 @@ from tests.board.training_logs import LOSS_TAG, write_run
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "board"
 TIMEOUT_MS = 20_000
+TF_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
 
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
@@ -40,6 +42,8 @@ def lab(tmp_path_factory):
         (root / "logs" / run).mkdir(parents=True)
         write_run(root / "logs" / run, steps=steps)
     write_big_graph(root / "big", 10_000)
+    (root / "models").mkdir()
+    shutil.copy(TF_FIXTURES / "frozen.pb", root / "models" / "frozen.pb")
     server = start_jupyter(root, "lab", tmp, ["--LabApp.expose_app_in_browser=True"])
     yield server
     stop(server)
@@ -99,6 +103,29 @@ def open_board(page, logdir: str) -> None:
 
 def board(page, logdir: str):
     return page.locator(f".nbflow-board:has(input.nbflow-logdir[value='{logdir}'])")
+
+
+def open_notebook_with_output(page, lab, path: str, source: str, data: dict) -> None:
+    """Save a notebook whose one cell shows the display ``data``, and open it in the page."""
+    notebook = {
+        "cells": [{
+            "cell_type": "code", "execution_count": 1, "metadata": {}, "source": source,
+            "outputs": [{"output_type": "display_data", "metadata": {}, "data": data}],
+        }],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    request = urllib.request.Request(
+        f"{lab.url}api/contents/{path}?token={lab.token}",
+        data=json.dumps({"type": "notebook", "content": notebook}).encode(),
+        method="PUT",
+        headers={"Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request, timeout=10).close()
+    page.evaluate(
+        "(path) => window.jupyterapp.commands.execute('docmanager:open', {path, factory: 'Notebook'})",
+        path,
+    )
 
 
 def test_graph_shows_scope_groups_and_expands_one(page):
@@ -172,24 +199,7 @@ def test_mime_output_opens_the_board_on_its_logdir(page, lab):
     data = board_display(str(lab.root / "logs" / "eval"))._repr_mimebundle_()
     assert {"text/html", "text/plain", BOARD_MIME} <= set(data)
     data[BOARD_MIME] = {**data[BOARD_MIME], "bookkeeping": {"opTypes": ["NoOp"]}}
-    notebook = {
-        "cells": [{
-            "cell_type": "code", "execution_count": 1, "metadata": {}, "source": "%dataflow_board logs/eval",
-            "outputs": [{"output_type": "display_data", "metadata": {}, "data": data}],
-        }],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4, "nbformat_minor": 5,
-    }  # fmt: skip
-    request = urllib.request.Request(
-        f"{lab.url}api/contents/board.ipynb?token={lab.token}",
-        data=json.dumps({"type": "notebook", "content": notebook}).encode(),
-        method="PUT",
-        headers={"Content-Type": "application/json"},
-    )
-    urllib.request.urlopen(request, timeout=10).close()
-    page.evaluate(
-        "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'board.ipynb', factory: 'Notebook'})"
-    )
+    open_notebook_with_output(page, lab, "board.ipynb", "%dataflow_board logs/eval", data)
     b = board(page, "logs/eval")
     b.locator(".nbflow-graph[data-state='ready']").wait_for()
     page.locator(".jp-OutputArea .nbflow-board-link button").wait_for(state="attached")
@@ -199,6 +209,31 @@ def test_mime_output_opens_the_board_on_its_logdir(page, lab):
     b.locator(".nbflow-aside-item[data-name='init']").wait_for()
     assert b.locator(".nbflow-op[data-name='init']").count() == 0
     shot(page, "mime-opened")
+
+
+def test_dataflow_board_on_a_frozen_pb_written_by_tensorflow_draws_its_graph(page, lab):
+    """`%dataflow_board models/frozen.pb`'s output opens the Board on the file."""
+    from nbflow.notebook.board import board_display
+
+    data = board_display(str(lab.root / "models" / "frozen.pb"))._repr_mimebundle_()
+    source = "%dataflow_board models/frozen.pb"
+    open_notebook_with_output(page, lab, "frozen.ipynb", source, data)
+    b = board(page, "models/frozen.pb")
+    b.locator(".nbflow-graph[data-state='ready']").wait_for()
+    assert b.locator("select.nbflow-run-select").inner_text().strip() == "frozen.pb"
+    for name in ("x", "MatMul", "add", "Relu", "y"):  # TensorFlow's node names
+        b.locator(f".nbflow-op[data-name='{name}']").wait_for()
+    b.locator(".nbflow-op[data-name='MatMul']").click()
+    details = b.locator(".nbflow-graph-details").inner_text()
+    assert "MatMul" in details and "x, w/read" in details
+    # edges point at this panel's own arrowhead: with other boards open (hidden), a shared
+    # marker id would draw them without arrows
+    marker = b.locator("path.nbflow-edge").first.get_attribute("marker-end")
+    marker_id = marker.removeprefix("url(#").removesuffix(")")
+    assert page.locator(f"[id='{marker_id}']").count() == 1
+    assert b.locator(f"marker[id='{marker_id}']").count() == 1
+    shot(page, "graph-frozen-pb")
+    assert not [e for e in page.errors if "frozen" in e], page.errors
 
 
 def test_ten_thousand_ops_stay_responsive(page):

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from IPython.core.error import UsageError
 
@@ -185,3 +187,14 @@ def test_a_dataflow_cell_can_build_after_a_monitored_session_finalized_the_graph
     graph.finalize()  # what MonitoredTrainingSession does to the notebook's graph
     run(ip, "%%dataflow --name b --no-show\ny = x * 2.0")
     assert ip.user_ns["y"].op.graph is graph
+
+
+def test_dataflow_board_on_a_frozen_pb_opens_the_board_on_the_file(ip, tmp_path):
+    frozen = Path(__file__).resolve().parents[1] / "fixtures" / "tf" / "frozen.pb"
+    bundle = run(ip, f"%dataflow_board {frozen}")._repr_mimebundle_()
+    assert bundle[BOARD_MIME] == {"logdir": str(frozen)}
+    # frozen.pb (written by TensorFlow): x, w, w/read, b, b/read, MatMul, add, Relu, y
+    assert "a graph of 9 ops (Const 2, Identity 2," in bundle["text/html"]
+    (tmp_path / "broken.pb").write_bytes(frozen.read_bytes()[:200])
+    page = run(ip, f"%dataflow_board {tmp_path / 'broken.pb'}")._repr_mimebundle_()["text/html"]
+    assert "broken.pb: not a readable binary protobuf" in page

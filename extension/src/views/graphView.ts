@@ -35,6 +35,9 @@ export const opCount = (n: number): string => `${n} op${n === 1 ? '' : 's'}`;
 
 /** Fit never shrinks below this scale: a large graph is shown legibly from its top instead. */
 const MIN_FIT_SCALE = 0.6;
+/** Each view's arrow marker has its own id: with one shared id every panel's edges would point
+ * at the first panel's marker, and draw no arrowheads while that panel is hidden. */
+let markerCount = 0;
 
 export type ColorMode = 'structure' | 'device' | 'compute';
 
@@ -50,6 +53,7 @@ export interface GraphViewHooks {
 
 export class GraphView {
   readonly node: HTMLElement;
+  private readonly markerId: string;
   private graph: Graph | null = null;
   private groups = new Map<string, Group>();
   private signatures = new Map<string, string>();
@@ -103,7 +107,8 @@ export class GraphView {
     this.svgEl = svg('svg', { class: 'nbflow-graph-canvas' });
     body.appendChild(this.svgEl);
     const defs = svg('defs', {}, this.svgEl);
-    const marker = svg('marker', { id: 'nbflow-arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' }, defs);
+    this.markerId = `nbflow-arrow-${++markerCount}`;
+    const marker = svg('marker', { id: this.markerId, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' }, defs);
     svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'nbflow-arrow' }, marker);
     this.viewport = svg('g', { class: 'nbflow-viewport' }, this.svgEl);
     const side = html('div', { class: 'nbflow-graph-side' }, body);
@@ -311,7 +316,7 @@ export class GraphView {
         d,
         class: ve?.control ? 'nbflow-edge nbflow-edge-control' : 'nbflow-edge',
         'stroke-width': widthOf(ve?.count ?? 1),
-        'marker-end': 'url(#nbflow-arrow)'
+        'marker-end': `url(#${this.markerId})`
       }, edgeLayer);
       if (ve && ve.count > 1) {
         title(path, `${ve.count} tensors`);
