@@ -14,6 +14,7 @@ from nbflow.distributions.distribution import (
     NOT_REPARAMETERIZED,
     Distribution,
     as_float,
+    categorical_covariance,
 )
 from nbflow.distributions.kullback_leibler import RegisterKL
 from nbflow.framework import dtypes
@@ -284,12 +285,7 @@ class Multinomial(Distribution):
 
     def _covariance(self) -> Tensor:
         n = array_ops.expand_dims(array_ops.expand_dims(self._total_count, -1), -1)
-        p = self._probs
-        outer = array_ops.expand_dims(p, -1) * array_ops.expand_dims(p, -2)
-        k = array_ops.shape(p)[-1]
-        rows = array_ops.reshape(math_ops.range(k), [-1, 1])
-        eye = math_ops.cast(math_ops.equal(rows, math_ops.range(k)), p.dtype.base_dtype)
-        return n * (array_ops.expand_dims(p, -1) * eye - outer)
+        return n * categorical_covariance(self._probs)
 
 
 __all__ = ["Bernoulli", "Categorical", "Multinomial"]
