@@ -484,8 +484,11 @@ class LinearOperatorLowerTriangular(LinearOperator):
         return math_ops.reduce_sum(math_ops.log(math_ops.abs(matrix_diag_part(self._tril))), -1)
 
 
-class LinearOperatorComposition(LinearOperator):
-    """The product ``A1 A2 ... An`` of ``operators``, applied right to left."""
+class OperatorCombination(LinearOperator):
+    """The base of operators made of other ``operators`` (at least one): they share the first
+    one's dtype and, unnamed, are named by joining their names with ``joiner``."""
+
+    joiner = "_"
 
     def __init__(
         self,
@@ -499,7 +502,6 @@ class LinearOperatorComposition(LinearOperator):
         if not operators:
             raise ValueError("Expected a non-empty list of operators.")
         self._operators = list(operators)
-        name = name or "_o_".join(op.name for op in self._operators)
         super().__init__(
             self._operators[0].dtype,
             [],
@@ -507,12 +509,18 @@ class LinearOperatorComposition(LinearOperator):
             is_self_adjoint,
             is_positive_definite,
             is_square,
-            name,
+            name or self.joiner.join(op.name for op in self._operators),
         )
 
     @property
     def operators(self) -> list[LinearOperator]:
         return list(self._operators)
+
+
+class LinearOperatorComposition(OperatorCombination):
+    """The product ``A1 A2 ... An`` of ``operators``, applied right to left."""
+
+    joiner = "_o_"
 
     def _to_dense(self) -> Tensor:
         dense = self._operators[-1].to_dense()
