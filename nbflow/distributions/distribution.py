@@ -347,3 +347,24 @@ class Distribution:
             f"batch_shape={self.batch_shape} event_shape={self.event_shape} "
             f"dtype={getattr(self.dtype, 'name', self.dtype)}>"
         )
+
+
+class VectorEvent(Distribution):
+    """A distribution over vectors: ``_vector_parameter()`` [..., k] holds one k-vector of
+    parameters per batch member, so the batch shape is its shape but the last axis, the event
+    shape [k]."""
+
+    def _vector_parameter(self) -> Tensor:
+        raise NotImplementedError(type(self).__name__)
+
+    def _batch_shape(self) -> TensorShape:
+        return self._vector_parameter().shape.with_rank_at_least(1)[:-1]
+
+    def _event_shape(self) -> TensorShape:
+        return self._vector_parameter().shape.with_rank_at_least(1)[-1:]
+
+    def _batch_shape_tensor(self) -> Tensor:
+        return array_ops.shape(self._vector_parameter())[:-1]
+
+    def _event_shape_tensor(self) -> Tensor:
+        return array_ops.shape(self._vector_parameter())[-1:]

@@ -20,6 +20,7 @@ from nbflow.distributions.distribution import (
     broadcast_parameters,
     categorical_covariance,
     nan_where,
+    VectorEvent,
 )
 from nbflow.distributions.kullback_leibler import RegisterKL
 from nbflow.framework import ops as ops_lib
@@ -265,7 +266,7 @@ def _kl_beta_beta(d1: Beta, d2: Beta, name: str | None = None) -> Tensor:
         )
 
 
-class Dirichlet(Distribution):
+class Dirichlet(VectorEvent):
     """The Dirichlet distribution over the simplex, with ``concentration`` [..., k]."""
 
     def __init__(
@@ -299,17 +300,8 @@ class Dirichlet(Distribution):
     def total_concentration(self) -> Tensor:
         return self._total
 
-    def _batch_shape(self) -> TensorShape:
-        return self._concentration.shape.with_rank_at_least(1)[:-1]
-
-    def _event_shape(self) -> TensorShape:
-        return self._concentration.shape.with_rank_at_least(1)[-1:]
-
-    def _batch_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._total)
-
-    def _event_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._concentration)[-1:]
+    def _vector_parameter(self) -> Tensor:
+        return self._concentration
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         g = random_ops.random_gamma(

@@ -24,6 +24,7 @@ from nbflow.distributions.distribution import (
     broadcast_parameters,
     categorical_covariance,
     nan_where,
+    VectorEvent,
 )
 from nbflow.distributions.gamma_family import Dirichlet
 from nbflow.framework import ops as ops_lib
@@ -150,7 +151,7 @@ class StudentT(Distribution):
         return nan_where(undefined, variance, self.allow_nan_stats, "variance (df <= 1)")
 
 
-class DirichletMultinomial(Distribution):
+class DirichletMultinomial(VectorEvent):
     """Counts of ``total_count`` draws whose class probabilities are Dirichlet(concentration)."""
 
     def __init__(
@@ -191,17 +192,8 @@ class DirichletMultinomial(Distribution):
     def total_concentration(self) -> Tensor:
         return self._total_concentration
 
-    def _batch_shape(self) -> TensorShape:
-        return self._concentration.shape.with_rank_at_least(1)[:-1]
-
-    def _event_shape(self) -> TensorShape:
-        return self._concentration.shape.with_rank_at_least(1)[-1:]
-
-    def _batch_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._total_concentration)
-
-    def _event_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._concentration)[-1:]
+    def _vector_parameter(self) -> Tensor:
+        return self._concentration
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         probs = Dirichlet(self._concentration).sample(n, seed=seed)  # [n] + batch + [k]
