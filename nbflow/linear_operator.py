@@ -266,7 +266,24 @@ class LinearOperatorFullMatrix(LinearOperator):
         return self._matrix
 
 
-class LinearOperatorDiag(LinearOperator):
+class _BroadcastScaling(LinearOperator):
+    """An operator that acts by broadcast multiplication: a product multiplies by
+    ``_factor(adjoint)``, a solve divides by it."""
+
+    def _factor(self, adjoint: bool) -> Tensor:
+        raise NotImplementedError(type(self).__name__)
+
+    def _conj_if(self, value: Tensor, adjoint: bool) -> Tensor:
+        return math_ops.conj(value) if adjoint and self.dtype.is_complex else value
+
+    def _matmul(self, x: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:
+        return self._factor(adjoint) * _maybe_adjoint(x, adjoint_arg)
+
+    def _solve(self, rhs: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:
+        return _maybe_adjoint(rhs, adjoint_arg) / self._factor(adjoint)
+
+
+class LinearOperatorDiag(_BroadcastScaling):
     """A diagonal operator given by its diagonal ``[..., N]``: products and solves are
     elementwise."""
 
@@ -297,15 +314,8 @@ class LinearOperatorDiag(LinearOperator):
     def _to_dense(self) -> Tensor:
         return matrix_diag(self._diag)
 
-    def _column(self, adjoint: bool) -> Tensor:
-        d = math_ops.conj(self._diag) if adjoint and self.dtype.is_complex else self._diag
-        return array_ops.expand_dims(d, -1)
-
-    def _matmul(self, x: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:
-        return self._column(adjoint) * _maybe_adjoint(x, adjoint_arg)
-
-    def _solve(self, rhs: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:
-        return _maybe_adjoint(rhs, adjoint_arg) / self._column(adjoint)
+    def _factor(self, adjoint: bool) -> Tensor:
+        return array_ops.expand_dims(self._conj_if(self._diag, adjoint), -1)  # scales rows
 
     def _determinant(self) -> Tensor:
         return math_ops.reduce_prod(self._diag, -1)
@@ -317,7 +327,7 @@ class LinearOperatorDiag(LinearOperator):
         return self._diag
 
 
-class LinearOperatorScaledIdentity(LinearOperator):
+class LinearOperatorScaledIdentity(_BroadcastScaling):
     """``multiplier * I`` of ``num_rows`` rows (``multiplier`` may be a batch)."""
 
     def __init__(
@@ -347,22 +357,12 @@ class LinearOperatorScaledIdentity(LinearOperator):
     def multiplier(self) -> Tensor:
         return self._multiplier
 
-    def _scale(self, adjoint: bool) -> Tensor:
-        m = (
-            math_ops.conj(self._multiplier)
-            if adjoint and self.dtype.is_complex
-            else self._multiplier
-        )
-        return array_ops.expand_dims(array_ops.expand_dims(m, -1), -1)
+    def _factor(self, adjoint: bool) -> Tensor:
+        m = self._conj_if(self._multiplier, adjoint)
+        return array_ops.expand_dims(array_ops.expand_dims(m, -1), -1)  # scales matrices
 
     def _to_dense(self) -> Tensor:
-        return self._scale(False) * eye(self._num_rows, dtype=self.dtype)
-
-    def _matmul(self, x: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:
-        return self._scale(adjoint) * _maybe_adjoint(x, adjoint_arg)
-
-    def _solve(self, rhs: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:
-        return _maybe_adjoint(rhs, adjoint_arg) / self._scale(adjoint)
+        return self._factor(False) * eye(self._num_rows, dtype=self.dtype)
 
     def _determinant(self) -> Tensor:
         return math_ops.pow(self._multiplier, float(self._num_rows))
@@ -484,8 +484,11 @@ class LinearOperatorLowerTriangular(LinearOperator):
         return math_ops.reduce_sum(math_ops.log(math_ops.abs(matrix_diag_part(self._tril))), -1)
 
 
-class LinearOperatorComposition(LinearOperator):
-    """The product ``A1 A2 ... An`` of ``operators``, applied right to left."""
+class OperatorCombination(LinearOperator):
+    """The base of operators made of other ``operators`` (at least one): they share the first
+    one's dtype and, unnamed, are named by joining their names with ``joiner``."""
+
+    joiner = "_"
 
     def __init__(
         self,
@@ -499,7 +502,6 @@ class LinearOperatorComposition(LinearOperator):
         if not operators:
             raise ValueError("Expected a non-empty list of operators.")
         self._operators = list(operators)
-        name = name or "_o_".join(op.name for op in self._operators)
         super().__init__(
             self._operators[0].dtype,
             [],
@@ -507,12 +509,18 @@ class LinearOperatorComposition(LinearOperator):
             is_self_adjoint,
             is_positive_definite,
             is_square,
-            name,
+            name or self.joiner.join(op.name for op in self._operators),
         )
 
     @property
     def operators(self) -> list[LinearOperator]:
         return list(self._operators)
+
+
+class LinearOperatorComposition(OperatorCombination):
+    """The product ``A1 A2 ... An`` of ``operators``, applied right to left."""
+
+    joiner = "_o_"
 
     def _to_dense(self) -> Tensor:
         dense = self._operators[-1].to_dense()

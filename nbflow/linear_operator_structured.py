@@ -17,7 +17,7 @@ import numpy as np
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
-from nbflow.linear_operator import LinearOperator
+from nbflow.linear_operator import LinearOperator, OperatorCombination
 from nbflow.ops import array_ops, math_ops
 from nbflow.ops.linalg_decompositions import adjoint as matrix_adjoint
 from nbflow.ops.linalg_ops import eye, matmul
@@ -32,34 +32,10 @@ def _static_dims(dense: Tensor, what: str) -> tuple[int, int]:
     return dims[-2].value, dims[-1].value
 
 
-class LinearOperatorKronecker(LinearOperator):
+class LinearOperatorKronecker(OperatorCombination):
     """The Kronecker product ``A1 ⊗ A2 ⊗ ...`` of ``operators``."""
 
-    def __init__(
-        self,
-        operators: list[LinearOperator],
-        is_non_singular=None,
-        is_self_adjoint=None,
-        is_positive_definite=None,
-        is_square=None,
-        name=None,
-    ):
-        if not operators:
-            raise ValueError("Expected a non-empty list of operators.")
-        self._operators = list(operators)
-        super().__init__(
-            self._operators[0].dtype,
-            [],
-            is_non_singular,
-            is_self_adjoint,
-            is_positive_definite,
-            is_square,
-            name or "_x_".join(op.name for op in self._operators),
-        )
-
-    @property
-    def operators(self) -> list[LinearOperator]:
-        return list(self._operators)
+    joiner = "_x_"
 
     def _to_dense(self) -> Tensor:
         dense = self._operators[0].to_dense()
@@ -77,8 +53,10 @@ class LinearOperatorKronecker(LinearOperator):
         return dense
 
 
-class LinearOperatorBlockDiag(LinearOperator):
+class LinearOperatorBlockDiag(OperatorCombination):
     """The block diagonal operator with ``operators`` (square) as its blocks."""
+
+    joiner = "_ds_"
 
     def __init__(
         self,
@@ -89,22 +67,9 @@ class LinearOperatorBlockDiag(LinearOperator):
         is_square=True,
         name=None,
     ):
-        if not operators:
-            raise ValueError("Expected a non-empty list of operators.")
-        self._operators = list(operators)
         super().__init__(
-            self._operators[0].dtype,
-            [],
-            is_non_singular,
-            is_self_adjoint,
-            is_positive_definite,
-            True,
-            name or "_ds_".join(op.name for op in self._operators),
+            operators, is_non_singular, is_self_adjoint, is_positive_definite, True, name
         )
-
-    @property
-    def operators(self) -> list[LinearOperator]:
-        return list(self._operators)
 
     def _to_dense(self) -> Tensor:
         blocks = [op.to_dense() for op in self._operators]

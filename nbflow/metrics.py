@@ -59,7 +59,30 @@ def _prepare(labels: Any, predictions: Any, weights: Any) -> tuple[Tensor, Tenso
     return labels, predictions, match_weights_rank(weights, predictions)
 
 
+def _even_thresholds(num_thresholds: int, epsilon: float) -> list[float]:
+    """``num_thresholds`` evenly spaced over [0, 1], the ends moved ``epsilon`` outwards so that
+    predictions of exactly 0 and 1 fall inside."""
+    inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+    return [0.0 - epsilon, *inner, 1.0 + epsilon]
+
+
 # --- means ---------------------------------------------------------------------------------------
+def _running_mean(
+    total: Variable,
+    count: Variable,
+    added_total: Tensor,
+    added_count: Tensor,
+    metrics_collections: Any,
+    updates_collections: Any,
+) -> tuple[Tensor, Tensor]:
+    """``total / count`` (0 while ``count`` is 0), and the update adding one batch to both."""
+    update_total = state_ops.assign_add(total, added_total)
+    update_count = state_ops.assign_add(count, added_count)
+    value = div_no_nan(total, math_ops.maximum(count, 0.0), name="value")
+    update_op = div_no_nan(update_total, math_ops.maximum(update_count, 0.0), name="update_op")
+    return _collect(value, update_op, metrics_collections, updates_collections)
+
+
 def mean(
     values: Any,
     weights: Any = None,
@@ -89,11 +112,14 @@ def mean(
             weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
             values = math_ops.multiply(values, weights)
             num_values = math_ops.reduce_sum(weights)
-        update_total = state_ops.assign_add(total, math_ops.reduce_sum(values))
-        update_count = state_ops.assign_add(count, num_values)
-        value = div_no_nan(total, math_ops.maximum(count, 0.0), name="value")
-        update_op = div_no_nan(update_total, math_ops.maximum(update_count, 0.0), name="update_op")
-        return _collect(value, update_op, metrics_collections, updates_collections)
+        return _running_mean(
+            total,
+            count,
+            math_ops.reduce_sum(values),
+            num_values,
+            metrics_collections,
+            updates_collections,
+        )
 
 
 def accuracy(
@@ -346,8 +372,7 @@ def auc(
         if thresholds is not None:
             thresholds = [0.0 - _AUC_EPSILON, *sorted(thresholds), 1.0 + _AUC_EPSILON]
         else:
-            inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
-            thresholds = [0.0 - _AUC_EPSILON, *inner, 1.0 + _AUC_EPSILON]
+            thresholds = _even_thresholds(num_thresholds, _AUC_EPSILON)
         n = len(thresholds)
         values, updates = _confusion_at_thresholds(labels, predictions, thresholds, weights)
         value = _area(values, curve, summation_method, n, "value")
@@ -445,11 +470,9 @@ def mean_tensor(
         if weights is not None:
             weights = broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
             values, num_values = math_ops.multiply(values, weights), weights
-        update_total = state_ops.assign_add(total, values)
-        update_count = state_ops.assign_add(count, num_values)
-        value = div_no_nan(total, math_ops.maximum(count, 0.0), name="value")
-        update_op = div_no_nan(update_total, math_ops.maximum(update_count, 0.0), name="update_op")
-        return _collect(value, update_op, metrics_collections, updates_collections)
+        return _running_mean(
+            total, count, values, num_values, metrics_collections, updates_collections
+        )
 
 
 __all__ = [

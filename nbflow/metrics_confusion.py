@@ -17,7 +17,13 @@ from typing import Any
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
-from nbflow.metrics import _collect, _confusion_at_thresholds, _prepare, metric_variable
+from nbflow.metrics import (
+    _collect,
+    _confusion_at_thresholds,
+    _even_thresholds,
+    _prepare,
+    metric_variable,
+)
 from nbflow.ops import array_ops, math_ops, state_ops, variable_scope
 from nbflow.ops.scan_ops import cumsum
 from nbflow.ops.weights_broadcast_ops import broadcast_weights, div_no_nan
@@ -194,11 +200,6 @@ recall_at_thresholds = _rate_at_thresholds(
 )
 
 
-def _even_thresholds(num_thresholds: int) -> list[float]:
-    inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
-    return [0.0 - _KEPSILON, *inner, 1.0 + _KEPSILON]
-
-
 def _rate_at_other_rate(
     labels: Any,
     predictions: Any,
@@ -215,7 +216,7 @@ def _rate_at_other_rate(
         what = "sensitivity" if sensitivity_given else "specificity"
         raise ValueError(f"`{what}` must be in the range [0, 1], got {target}.")
     with variable_scope.variable_scope(name, default_name):
-        thresholds = _even_thresholds(num_thresholds)
+        thresholds = _even_thresholds(num_thresholds, _KEPSILON)
         values, updates = _confusion_at_thresholds(labels, predictions, thresholds, weights)
 
         def compute(counts: dict[str, Tensor], name: str) -> Tensor:

@@ -126,110 +126,87 @@ def _top_k_ids(predictions: Any, k: int) -> tuple[Tensor, Any]:
     return top_k(predictions, k).indices, num_classes
 
 
-def precision_at_k(
-    labels: Any,
-    predictions: Any,
-    k: int,
-    class_id: int | None = None,
-    weights: Any = None,
-    metrics_collections: list[str] | None = None,
-    updates_collections: list[str] | None = None,
-    name: str | None = None,
-) -> tuple[Tensor, Tensor]:
-    """How many of the top-``k`` predicted classes are labels: ``tp / (tp + fp)``."""
-    with variable_scope.variable_scope(name, f"precision_at_{k}"):
-        ids, num_classes = _top_k_ids(predictions, k)
-        return _streaming(
-            ids,
-            labels,
-            k,
-            class_id,
-            num_classes,
-            weights,
-            "fp",
-            metrics_collections,
-            updates_collections,
-        )
+def _at_k(kind: str, miss: str, doc: str):
+    """``precision_at_k`` (``miss`` "fp") or ``recall_at_k`` (``miss`` "fn")."""
+
+    def at_k(
+        labels: Any,
+        predictions: Any,
+        k: int,
+        class_id: int | None = None,
+        weights: Any = None,
+        metrics_collections: list[str] | None = None,
+        updates_collections: list[str] | None = None,
+        name: str | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        with variable_scope.variable_scope(name, f"{kind}_at_{k}"):
+            ids, num_classes = _top_k_ids(predictions, k)
+            return _streaming(
+                ids,
+                labels,
+                k,
+                class_id,
+                num_classes,
+                weights,
+                miss,
+                metrics_collections,
+                updates_collections,
+            )
+
+    at_k.__name__ = f"{kind}_at_k"
+    at_k.__doc__ = doc
+    return at_k
 
 
-def recall_at_k(
-    labels: Any,
-    predictions: Any,
-    k: int,
-    class_id: int | None = None,
-    weights: Any = None,
-    metrics_collections: list[str] | None = None,
-    updates_collections: list[str] | None = None,
-    name: str | None = None,
-) -> tuple[Tensor, Tensor]:
-    """How many labels are among the top-``k`` predicted classes: ``tp / (tp + fn)``."""
-    with variable_scope.variable_scope(name, f"recall_at_{k}"):
-        ids, num_classes = _top_k_ids(predictions, k)
-        return _streaming(
-            ids,
-            labels,
-            k,
-            class_id,
-            num_classes,
-            weights,
-            "fn",
-            metrics_collections,
-            updates_collections,
-        )
+def _at_top_k(kind: str, miss: str, doc: str):
+    """``precision_at_top_k`` or ``recall_at_top_k``: ``_at_k`` given the top-k ids."""
+
+    def at_top_k(
+        labels: Any,
+        predictions_idx: Any,
+        k: int | None = None,
+        class_id: int | None = None,
+        weights: Any = None,
+        metrics_collections: list[str] | None = None,
+        updates_collections: list[str] | None = None,
+        name: str | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        ids = ops_lib.convert_to_tensor(predictions_idx)
+        k = k if k is not None else ids.shape.as_list()[-1]
+        with variable_scope.variable_scope(name, f"{kind}_at_top_{k}"):
+            return _streaming(
+                ids[:, :k],
+                labels,
+                k,
+                class_id,
+                None,
+                weights,
+                miss,
+                metrics_collections,
+                updates_collections,
+            )
+
+    at_top_k.__name__ = f"{kind}_at_top_k"
+    at_top_k.__doc__ = doc
+    return at_top_k
 
 
-def precision_at_top_k(
-    labels: Any,
-    predictions_idx: Any,
-    k: int | None = None,
-    class_id: int | None = None,
-    weights: Any = None,
-    metrics_collections: list[str] | None = None,
-    updates_collections: list[str] | None = None,
-    name: str | None = None,
-) -> tuple[Tensor, Tensor]:
-    """``precision_at_k`` given the top-k class ids ``[batch, k]`` instead of scores."""
-    ids = ops_lib.convert_to_tensor(predictions_idx)
-    k = k if k is not None else ids.shape.as_list()[-1]
-    with variable_scope.variable_scope(name, f"precision_at_top_{k}"):
-        return _streaming(
-            ids[:, :k],
-            labels,
-            k,
-            class_id,
-            None,
-            weights,
-            "fp",
-            metrics_collections,
-            updates_collections,
-        )
-
-
-def recall_at_top_k(
-    labels: Any,
-    predictions_idx: Any,
-    k: int | None = None,
-    class_id: int | None = None,
-    weights: Any = None,
-    metrics_collections: list[str] | None = None,
-    updates_collections: list[str] | None = None,
-    name: str | None = None,
-) -> tuple[Tensor, Tensor]:
-    """``recall_at_k`` given the top-k class ids ``[batch, k]`` instead of scores."""
-    ids = ops_lib.convert_to_tensor(predictions_idx)
-    k = k if k is not None else ids.shape.as_list()[-1]
-    with variable_scope.variable_scope(name, f"recall_at_top_{k}"):
-        return _streaming(
-            ids[:, :k],
-            labels,
-            k,
-            class_id,
-            None,
-            weights,
-            "fn",
-            metrics_collections,
-            updates_collections,
-        )
+precision_at_k = _at_k(
+    "precision",
+    "fp",
+    "How many of the top-``k`` predicted classes are labels: ``tp / (tp + fp)``.",
+)
+recall_at_k = _at_k(
+    "recall", "fn", "How many labels are among the top-``k`` predicted classes: ``tp / (tp + fn)``."
+)
+precision_at_top_k = _at_top_k(
+    "precision",
+    "fp",
+    "``precision_at_k`` given the top-k class ids ``[batch, k]`` instead of scores.",
+)
+recall_at_top_k = _at_top_k(
+    "recall", "fn", "``recall_at_k`` given the top-k class ids ``[batch, k]`` instead of scores."
+)
 
 
 sparse_precision_at_k = precision_at_k

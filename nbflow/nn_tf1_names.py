@@ -248,6 +248,24 @@ def _sizes(value: Any) -> Tensor:
     return array_ops.constant(np.asarray(value, dtype=np.int32))
 
 
+def _backprop_input(
+    op_type: str, input_sizes: Any, filter: Any, out_backprop: Any, attrs: dict, name: str | None
+) -> Tensor:
+    """A convolution's gradient op with respect to an input of shape ``input_sizes``."""
+    out_backprop = _tensor(out_backprop)
+    filter = _tensor(filter, dtype=out_backprop.dtype.base_dtype)
+    return nn._create(op_type, [_sizes(input_sizes), filter, out_backprop], attrs, name=name)
+
+
+def _backprop_filter(
+    op_type: str, input: Any, filter_sizes: Any, out_backprop: Any, attrs: dict, name: str | None
+) -> Tensor:
+    """A convolution's gradient op with respect to a filter of shape ``filter_sizes``."""
+    input = _tensor(input)
+    out_backprop = _tensor(out_backprop, dtype=input.dtype.base_dtype)
+    return nn._create(op_type, [input, _sizes(filter_sizes), out_backprop], attrs, name=name)
+
+
 def conv2d_backprop_input(
     input_sizes: Any,
     filter: Any = None,
@@ -262,12 +280,8 @@ def conv2d_backprop_input(
 ) -> Tensor:
     """The gradient of ``conv2d`` with respect to an input of shape ``input_sizes``."""
     filter = filters if filter is None else filter
-    out_backprop = _tensor(out_backprop)
-    filter = _tensor(filter, dtype=out_backprop.dtype.base_dtype)
     attrs = _conv2d_attrs(strides, padding, data_format, dilations)
-    return nn._create(
-        "Conv2DBackpropInput", [_sizes(input_sizes), filter, out_backprop], attrs, name=name
-    )
+    return _backprop_input("Conv2DBackpropInput", input_sizes, filter, out_backprop, attrs, name)
 
 
 def conv2d_backprop_filter(
@@ -282,12 +296,8 @@ def conv2d_backprop_filter(
     name: str | None = None,
 ) -> Tensor:
     """The gradient of ``conv2d`` with respect to a filter of shape ``filter_sizes``."""
-    input = _tensor(input)
-    out_backprop = _tensor(out_backprop, dtype=input.dtype.base_dtype)
     attrs = _conv2d_attrs(strides, padding, data_format, dilations)
-    return nn._create(
-        "Conv2DBackpropFilter", [input, _sizes(filter_sizes), out_backprop], attrs, name=name
-    )
+    return _backprop_filter("Conv2DBackpropFilter", input, filter_sizes, out_backprop, attrs, name)
 
 
 def conv3d_backprop_filter_v2(
@@ -301,8 +311,6 @@ def conv3d_backprop_filter_v2(
     name: str | None = None,
 ) -> Tensor:
     """The gradient of ``conv3d`` with respect to a filter of shape ``filter_sizes``."""
-    input = _tensor(input)
-    out_backprop = _tensor(out_backprop, dtype=input.dtype.base_dtype)
     data_format = data_format or "NDHWC"
     attrs = {
         "strides": nn_convolution._five(strides, data_format, "strides"),
@@ -310,8 +318,8 @@ def conv3d_backprop_filter_v2(
         "data_format": data_format,
         "dilations": nn_convolution._five(dilations, data_format, "dilations"),
     }
-    return nn._create(
-        "Conv3DBackpropFilterV2", [input, _sizes(filter_sizes), out_backprop], attrs, name=name
+    return _backprop_filter(
+        "Conv3DBackpropFilterV2", input, filter_sizes, out_backprop, attrs, name
     )
 
 
@@ -329,14 +337,9 @@ def depthwise_conv2d_native_backprop_input(
     name: str | None = None,
 ) -> Tensor:
     """The gradient of ``depthwise_conv2d_native`` with respect to its input."""
-    out_backprop = _tensor(out_backprop)
-    filter = _tensor(filter, dtype=out_backprop.dtype.base_dtype)
     attrs = _conv2d_attrs(strides, padding, data_format, dilations)
-    return nn._create(
-        "DepthwiseConv2dNativeBackpropInput",
-        [_sizes(input_sizes), filter, out_backprop],
-        attrs,
-        name=name,
+    return _backprop_input(
+        "DepthwiseConv2dNativeBackpropInput", input_sizes, filter, out_backprop, attrs, name
     )
 
 
@@ -351,14 +354,9 @@ def depthwise_conv2d_native_backprop_filter(
     name: str | None = None,
 ) -> Tensor:
     """The gradient of ``depthwise_conv2d_native`` with respect to its filter."""
-    input = _tensor(input)
-    out_backprop = _tensor(out_backprop, dtype=input.dtype.base_dtype)
     attrs = _conv2d_attrs(strides, padding, data_format, dilations)
-    return nn._create(
-        "DepthwiseConv2dNativeBackpropFilter",
-        [input, _sizes(filter_sizes), out_backprop],
-        attrs,
-        name=name,
+    return _backprop_filter(
+        "DepthwiseConv2dNativeBackpropFilter", input, filter_sizes, out_backprop, attrs, name
     )
 
 
@@ -700,6 +698,13 @@ def batch_to_space_nd(
         return array_ops.slice(x, begin, _shape_vector(size))
 
 
+def _square_block(block_size: Any, block_shape: Any) -> Any:
+    """The 2-D block of ``space_to_batch``/``batch_to_space``: ``block_shape``, else a square
+    ``block_size`` one."""
+    block = block_shape if block_shape is not None else [block_size, block_size]
+    return [block, block] if isinstance(block, int) else block
+
+
 def space_to_batch(
     input: Any,
     paddings: Any,
@@ -708,9 +713,7 @@ def space_to_batch(
     block_shape: Any = None,
 ) -> Tensor:
     """``space_to_batch_nd`` of a 4-D input with a square ``block_size`` block."""
-    block = block_shape if block_shape is not None else [block_size, block_size]
-    if isinstance(block, int):
-        block = [block, block]
+    block = _square_block(block_size, block_shape)
     return space_to_batch_nd(input, block, paddings, name=name or "SpaceToBatch")
 
 
@@ -722,9 +725,7 @@ def batch_to_space(
     block_shape: Any = None,
 ) -> Tensor:
     """``batch_to_space_nd`` of a 4-D input with a square ``block_size`` block."""
-    block = block_shape if block_shape is not None else [block_size, block_size]
-    if isinstance(block, int):
-        block = [block, block]
+    block = _square_block(block_size, block_shape)
     return batch_to_space_nd(input, block, crops, name=name or "BatchToSpace")
 
 

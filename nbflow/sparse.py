@@ -43,7 +43,8 @@ __all__ = [
 ]
 
 # --- issue 16 (api-more): the rest of TF 1.15's tf.sparse ----------------------------------------
-from nbflow.sparse_tf1_names import (  # noqa: E402
+from nbflow.sparse_tf1_names import __all__ as _TF1_NAMES  # noqa: E402
+from nbflow.sparse_tf1_names import (  # noqa: E402, F401 - re-exported
     expand_dims,
     eye,
     mask,
@@ -62,21 +63,4 @@ from nbflow.sparse_tf1_names import (  # noqa: E402
     transpose,
 )
 
-__all__ += [
-    "expand_dims",
-    "eye",
-    "mask",
-    "maximum",
-    "merge",
-    "minimum",
-    "reduce_max",
-    "reduce_max_sparse",
-    "reset_shape",
-    "segment_mean",
-    "segment_sqrt_n",
-    "segment_sum",
-    "slice",
-    "split",
-    "to_indicator",
-    "transpose",
-]
+__all__ += _TF1_NAMES

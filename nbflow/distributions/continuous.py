@@ -16,6 +16,7 @@ from nbflow.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     Distribution,
     as_float,
+    as_positive_float,
     broadcast_parameters,
 )
 from nbflow.distributions.kullback_leibler import RegisterKL
@@ -28,13 +29,36 @@ Tensor = ops_lib.Tensor
 
 
 class _LocationScale(Distribution):
-    """Shared parameter handling: two parameters that broadcast into the batch shape."""
+    """Two parameters that broadcast into the batch shape; ``validate_args`` checks the second
+    is positive (a scale) unless the subclass's ``_validate`` checks something else."""
 
-    def _init_params(self, names: tuple[str, str], first: Any, second: Any, validate: bool):
-        self._first = as_float(first, names[0])
-        self._second = as_float(second, names[1], self._first.dtype.base_dtype)
-        if validate:
-            self._second = _checked(self._second, check_ops.assert_positive, names[1])
+    def __init__(
+        self,
+        parameters: dict[str, Any],
+        names: tuple[str, str],
+        first: Any,
+        second: Any,
+        validate_args: bool,
+        allow_nan_stats: bool,
+        name: str,
+    ):
+        with ops_lib.name_scope(name, values=[first, second]):
+            self._first = as_float(first, names[0])
+            self._second = as_float(second, names[1], self._first.dtype.base_dtype)
+            if validate_args:
+                self._validate(names)
+        super().__init__(
+            dtype=self._first.dtype.base_dtype,
+            reparameterization_type=FULLY_REPARAMETERIZED,
+            validate_args=validate_args,
+            allow_nan_stats=allow_nan_stats,
+            parameters=parameters,
+            graph_parents=[self._first, self._second],
+            name=name,
+        )
+
+    def _validate(self, names: tuple[str, str]) -> None:
+        self._second = as_positive_float(self._second, names[1], None, True)
 
     def _batch_shape(self) -> TensorShape:
         return broadcast_parameters(self._first, self._second)
@@ -43,18 +67,26 @@ class _LocationScale(Distribution):
         both = array_ops.zeros_like(self._first) + array_ops.zeros_like(self._second)
         return array_ops.shape(both)
 
-    def _ones(self) -> Tensor:
-        return array_ops.ones(self.batch_shape_tensor(), dtype=self.dtype)
+
+class _LocScale(_LocationScale):
+    """A ``loc``-``scale`` family symmetric about ``loc``: its mean and mode."""
+
+    @property
+    def loc(self) -> Tensor:
+        return self._first
+
+    @property
+    def scale(self) -> Tensor:
+        return self._second
+
+    def _mean(self) -> Tensor:
+        return self.loc * self._ones()
+
+    def _mode(self) -> Tensor:
+        return self._mean()
 
 
-def _checked(value: Tensor, assertion: Any, name: str) -> Tensor:
-    """``value`` behind a run-time check (``validate_args=True``)."""
-    check = assertion(value, message=f"Argument '{name}' must be positive.")
-    with ops_lib.control_dependencies([check]):
-        return array_ops.identity(value)
-
-
-class Normal(_LocationScale):
+class Normal(_LocScale):
     """The normal distribution N(loc, scale^2).
 
     >>> import nbflow as tf
@@ -72,25 +104,9 @@ class Normal(_LocationScale):
         name: str = "Normal",
     ):
         parameters = dict(locals())
-        with ops_lib.name_scope(name, values=[loc, scale]):
-            self._init_params(("loc", "scale"), loc, scale, validate_args)
         super().__init__(
-            dtype=self._first.dtype.base_dtype,
-            reparameterization_type=FULLY_REPARAMETERIZED,
-            validate_args=validate_args,
-            allow_nan_stats=allow_nan_stats,
-            parameters=parameters,
-            graph_parents=[self._first, self._second],
-            name=name,
+            parameters, ("loc", "scale"), loc, scale, validate_args, allow_nan_stats, name
         )
-
-    @property
-    def loc(self) -> Tensor:
-        return self._first
-
-    @property
-    def scale(self) -> Tensor:
-        return self._second
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         noise = random_ops.random_normal(self._sample_shape(n), dtype=self.dtype, seed=seed)
@@ -108,11 +124,6 @@ class Normal(_LocationScale):
     def _entropy(self) -> Tensor:
         return (0.5 * math.log(2.0 * math.pi * math.e) + math_ops.log(self.scale)) * self._ones()
 
-    def _mean(self) -> Tensor:
-        return self.loc * self._ones()
-
-    _mode = _mean
-
     def _stddev(self) -> Tensor:
         return self.scale * self._ones()
 
@@ -128,7 +139,7 @@ def _kl_normal_normal(a: Normal, b: Normal, name: str | None = None) -> Tensor:
         return 0.5 * (ratio + diff - 1.0 - math_ops.log(ratio))
 
 
-class Laplace(_LocationScale):
+class Laplace(_LocScale):
     """The Laplace distribution: density exp(-|x - loc| / scale) / (2 scale)."""
 
     def __init__(
@@ -140,25 +151,9 @@ class Laplace(_LocationScale):
         name: str = "Laplace",
     ):
         parameters = dict(locals())
-        with ops_lib.name_scope(name, values=[loc, scale]):
-            self._init_params(("loc", "scale"), loc, scale, validate_args)
         super().__init__(
-            dtype=self._first.dtype.base_dtype,
-            reparameterization_type=FULLY_REPARAMETERIZED,
-            validate_args=validate_args,
-            allow_nan_stats=allow_nan_stats,
-            parameters=parameters,
-            graph_parents=[self._first, self._second],
-            name=name,
+            parameters, ("loc", "scale"), loc, scale, validate_args, allow_nan_stats, name
         )
-
-    @property
-    def loc(self) -> Tensor:
-        return self._first
-
-    @property
-    def scale(self) -> Tensor:
-        return self._second
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         # u uniform in (-1, 1); loc - scale sign(u) log(1 - |u|) is Laplace (inverse CDF).
@@ -178,11 +173,6 @@ class Laplace(_LocationScale):
     def _entropy(self) -> Tensor:
         return (math.log(2.0) + 1.0 + math_ops.log(self.scale)) * self._ones()
 
-    def _mean(self) -> Tensor:
-        return self.loc * self._ones()
-
-    _mode = _mean
-
     def _stddev(self) -> Tensor:
         return math.sqrt(2.0) * self.scale * self._ones()
 
@@ -199,23 +189,16 @@ class Uniform(_LocationScale):
         name: str = "Uniform",
     ):
         parameters = dict(locals())
-        with ops_lib.name_scope(name, values=[low, high]):
-            self._init_params(("low", "high"), low, high, False)
-            if validate_args:
-                check = check_ops.assert_less(
-                    self._first, self._second, message="uniform not defined when low >= high."
-                )
-                with ops_lib.control_dependencies([check]):
-                    self._first = array_ops.identity(self._first)
         super().__init__(
-            dtype=self._first.dtype.base_dtype,
-            reparameterization_type=FULLY_REPARAMETERIZED,
-            validate_args=validate_args,
-            allow_nan_stats=allow_nan_stats,
-            parameters=parameters,
-            graph_parents=[self._first, self._second],
-            name=name,
+            parameters, ("low", "high"), low, high, validate_args, allow_nan_stats, name
         )
+
+    def _validate(self, names: tuple[str, str]) -> None:
+        check = check_ops.assert_less(
+            self._first, self._second, message="uniform not defined when low >= high."
+        )
+        with ops_lib.control_dependencies([check]):
+            self._first = array_ops.identity(self._first)
 
     @property
     def low(self) -> Tensor:

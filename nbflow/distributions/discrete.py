@@ -13,7 +13,9 @@ from nbflow import nn
 from nbflow.distributions.distribution import (
     NOT_REPARAMETERIZED,
     Distribution,
+    VectorEvent,
     as_float,
+    categorical_covariance,
 )
 from nbflow.distributions.kullback_leibler import RegisterKL
 from nbflow.framework import dtypes
@@ -40,27 +42,23 @@ def _logits_and_probs(logits: Any, probs: Any, multiclass: bool) -> tuple[Tensor
     return math_ops.log(probs_t) - math_ops.log1p(-probs_t), probs_t
 
 
-class Bernoulli(Distribution):
-    """Bernoulli draws (0 or 1 of ``dtype``) with success probability ``probs``.
-
-    >>> import nbflow as tf
-    >>> d = tf.distributions.Bernoulli(probs=0.25)
-    >>> float(tf.Session().run(d.prob(1)))
-    0.25
-    """
+class _LogitsOrProbs(Distribution):
+    """Integer draws parameterized by ``logits`` or ``probs`` (exactly one, the other derived):
+    Bernoulli's one success probability or Categorical's k class probabilities."""
 
     def __init__(
         self,
-        logits: Any = None,
-        probs: Any = None,
-        dtype: Any = dtypes.int32,
-        validate_args: bool = False,
-        allow_nan_stats: bool = True,
-        name: str = "Bernoulli",
+        parameters: dict[str, Any],
+        logits: Any,
+        probs: Any,
+        dtype: Any,
+        multiclass: bool,
+        validate_args: bool,
+        allow_nan_stats: bool,
+        name: str,
     ):
-        parameters = dict(locals())
         with ops_lib.name_scope(name, values=[logits, probs]):
-            self._logits, self._probs = _logits_and_probs(logits, probs, multiclass=False)
+            self._logits, self._probs = _logits_and_probs(logits, probs, multiclass)
         super().__init__(
             dtype=dtypes.as_dtype(dtype),
             reparameterization_type=NOT_REPARAMETERIZED,
@@ -79,6 +77,33 @@ class Bernoulli(Distribution):
     def probs(self) -> Tensor:
         return self._probs
 
+    def _convert(self, value: Any) -> Tensor:
+        return ops_lib.convert_to_tensor(value, name="value")
+
+
+class Bernoulli(_LogitsOrProbs):
+    """Bernoulli draws (0 or 1 of ``dtype``) with success probability ``probs``.
+
+    >>> import nbflow as tf
+    >>> d = tf.distributions.Bernoulli(probs=0.25)
+    >>> float(tf.Session().run(d.prob(1)))
+    0.25
+    """
+
+    def __init__(
+        self,
+        logits: Any = None,
+        probs: Any = None,
+        dtype: Any = dtypes.int32,
+        validate_args: bool = False,
+        allow_nan_stats: bool = True,
+        name: str = "Bernoulli",
+    ):
+        parameters = dict(locals())
+        super().__init__(
+            parameters, logits, probs, dtype, False, validate_args, allow_nan_stats, name
+        )
+
     def _batch_shape(self) -> TensorShape:
         return self._logits.shape
 
@@ -94,9 +119,6 @@ class Bernoulli(Distribution):
         logits = self._logits * array_ops.ones_like(event)  # both broadcast to one shape
         event = event * array_ops.ones_like(logits)
         return -nn.sigmoid_cross_entropy_with_logits(labels=event, logits=logits)
-
-    def _convert(self, value: Any) -> Tensor:
-        return ops_lib.convert_to_tensor(value, name="value")
 
     def _entropy(self) -> Tensor:
         return nn.softplus(self._logits) - self._probs * self._logits
@@ -121,7 +143,7 @@ def _kl_bernoulli_bernoulli(a: Bernoulli, b: Bernoulli, name: str | None = None)
         )
 
 
-class Categorical(Distribution):
+class Categorical(_LogitsOrProbs):
     """Class indices 0..k-1 drawn with probabilities ``probs`` [..., k] (or ``logits``)."""
 
     def __init__(
@@ -134,25 +156,9 @@ class Categorical(Distribution):
         name: str = "Categorical",
     ):
         parameters = dict(locals())
-        with ops_lib.name_scope(name, values=[logits, probs]):
-            self._logits, self._probs = _logits_and_probs(logits, probs, multiclass=True)
         super().__init__(
-            dtype=dtypes.as_dtype(dtype),
-            reparameterization_type=NOT_REPARAMETERIZED,
-            validate_args=validate_args,
-            allow_nan_stats=allow_nan_stats,
-            parameters=parameters,
-            graph_parents=[self._logits, self._probs],
-            name=name,
+            parameters, logits, probs, dtype, True, validate_args, allow_nan_stats, name
         )
-
-    @property
-    def logits(self) -> Tensor:
-        return self._logits
-
-    @property
-    def probs(self) -> Tensor:
-        return self._probs
 
     @property
     def event_size(self) -> Tensor:
@@ -169,9 +175,6 @@ class Categorical(Distribution):
         draws = random_ops.multinomial(logits_2d, n, seed=seed, output_dtype=self.dtype)
         draws = array_ops.transpose(draws)  # [n, batch]
         return array_ops.reshape(draws, self._sample_shape(n))
-
-    def _convert(self, value: Any) -> Tensor:
-        return ops_lib.convert_to_tensor(value, name="value")
 
     def _log_prob(self, k: Tensor) -> Tensor:
         log_probs = nn.log_softmax(self._logits)
@@ -202,7 +205,7 @@ def _kl_categorical_categorical(a: Categorical, b: Categorical, name: str | None
         return math_ops.reduce_sum(nn.softmax(a.logits) * (log_a - log_b), -1)
 
 
-class Multinomial(Distribution):
+class Multinomial(VectorEvent):
     """Counts of ``total_count`` draws over k classes with ``probs`` [..., k] (or ``logits``)."""
 
     def __init__(
@@ -241,17 +244,8 @@ class Multinomial(Distribution):
     def probs(self) -> Tensor:
         return self._probs
 
-    def _batch_shape(self) -> TensorShape:
-        return self._logits.shape.with_rank_at_least(1)[:-1]
-
-    def _event_shape(self) -> TensorShape:
-        return self._logits.shape.with_rank_at_least(1)[-1:]
-
-    def _batch_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._logits)[:-1]
-
-    def _event_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._logits)[-1:]
+    def _vector_parameter(self) -> Tensor:
+        return self._logits
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         total = ops_lib.constant_value(self._total_count)
@@ -284,12 +278,7 @@ class Multinomial(Distribution):
 
     def _covariance(self) -> Tensor:
         n = array_ops.expand_dims(array_ops.expand_dims(self._total_count, -1), -1)
-        p = self._probs
-        outer = array_ops.expand_dims(p, -1) * array_ops.expand_dims(p, -2)
-        k = array_ops.shape(p)[-1]
-        rows = array_ops.reshape(math_ops.range(k), [-1, 1])
-        eye = math_ops.cast(math_ops.equal(rows, math_ops.range(k)), p.dtype.base_dtype)
-        return n * (array_ops.expand_dims(p, -1) * eye - outer)
+        return n * categorical_covariance(self._probs)
 
 
 __all__ = ["Bernoulli", "Categorical", "Multinomial"]

@@ -26,7 +26,7 @@ from nbflow.distributions import kullback_leibler
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape, broadcast_shapes
-from nbflow.ops import array_ops, math_ops
+from nbflow.ops import array_ops, check_ops, math_ops
 
 Tensor = ops_lib.Tensor
 
@@ -66,6 +66,40 @@ def as_float(value: Any, name: str, dtype: Any = None) -> Tensor:
         if kind in "iub" or not isinstance(value, (np.ndarray, np.generic)):
             dtype = dtypes.float32
     return ops_lib.convert_to_tensor(value, dtype=dtype, name=name)
+
+
+def as_positive_float(value: Any, name: str, dtype: Any, validate: bool) -> Tensor:
+    """``as_float``, behind a run-time positivity check when ``validate`` (``validate_args``)."""
+    tensor = as_float(value, name, dtype)
+    if not validate:
+        return tensor
+    check = check_ops.assert_positive(tensor, message=f"Argument '{name}' must be positive.")
+    with ops_lib.control_dependencies([check]):
+        return array_ops.identity(tensor)
+
+
+def nan_where(condition: Tensor, value: Tensor, allow_nan_stats: bool, what: str) -> Tensor:
+    """``value`` with NaN where ``condition`` (the statistic is undefined), or, without
+    ``allow_nan_stats``, a run-time error there."""
+    if allow_nan_stats:
+        nan_scalar = ops_lib.convert_to_tensor(np.nan, dtype=value.dtype.base_dtype)
+        nan = array_ops.fill(array_ops.shape(value), nan_scalar)
+        return array_ops.where_v2(condition, nan, value)
+    check = check_ops.assert_equal(
+        math_ops.reduce_any(condition), False, message=f"{what} is undefined for these parameters"
+    )
+    with ops_lib.control_dependencies([check]):
+        return array_ops.identity(value)
+
+
+def categorical_covariance(probs: Tensor) -> Tensor:
+    """``diag(p) - p p^T`` for class probabilities ``p`` [..., k]: the covariance of one
+    categorical draw, which Multinomial, Dirichlet and DirichletMultinomial scale."""
+    k = array_ops.shape(probs)[-1]
+    rows = array_ops.reshape(math_ops.range(k), [-1, 1])
+    eye = math_ops.cast(math_ops.equal(rows, math_ops.range(k)), probs.dtype.base_dtype)
+    outer = array_ops.expand_dims(probs, -1) * array_ops.expand_dims(probs, -2)
+    return array_ops.expand_dims(probs, -1) * eye - outer
 
 
 class Distribution:
@@ -190,6 +224,10 @@ class Distribution:
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         raise self._missing("sample")
 
+    def _ones(self) -> Tensor:
+        """Ones of the batch shape: broadcasts a parameter-only statistic to it."""
+        return array_ops.ones(self.batch_shape_tensor(), dtype=self.dtype)
+
     def _sample_shape(self, n: Tensor) -> Tensor:
         """``[n] + batch_shape`` as a tensor, for drawing noise."""
         return array_ops.concat([array_ops.reshape(n, [1]), self.batch_shape_tensor()], 0)
@@ -309,3 +347,24 @@ class Distribution:
             f"batch_shape={self.batch_shape} event_shape={self.event_shape} "
             f"dtype={getattr(self.dtype, 'name', self.dtype)}>"
         )
+
+
+class VectorEvent(Distribution):
+    """A distribution over vectors: ``_vector_parameter()`` [..., k] holds one k-vector of
+    parameters per batch member, so the batch shape is its shape but the last axis, the event
+    shape [k]."""
+
+    def _vector_parameter(self) -> Tensor:
+        raise NotImplementedError(type(self).__name__)
+
+    def _batch_shape(self) -> TensorShape:
+        return self._vector_parameter().shape.with_rank_at_least(1)[:-1]
+
+    def _event_shape(self) -> TensorShape:
+        return self._vector_parameter().shape.with_rank_at_least(1)[-1:]
+
+    def _batch_shape_tensor(self) -> Tensor:
+        return array_ops.shape(self._vector_parameter())[:-1]
+
+    def _event_shape_tensor(self) -> Tensor:
+        return array_ops.shape(self._vector_parameter())[-1:]

@@ -16,38 +16,19 @@ from nbflow.distributions.distribution import (
     FULLY_REPARAMETERIZED,
     Distribution,
     as_float,
+    as_positive_float,
     broadcast_parameters,
+    categorical_covariance,
+    nan_where,
+    VectorEvent,
 )
 from nbflow.distributions.kullback_leibler import RegisterKL
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape
-from nbflow.ops import array_ops, check_ops, math_ops, random_ops
+from nbflow.ops import array_ops, math_ops, random_ops
 from nbflow.ops.math_special import betainc, digamma, igamma, lgamma
 
 Tensor = ops_lib.Tensor
-
-
-def _positive(value: Any, name: str, dtype: Any, validate: bool) -> Tensor:
-    tensor = as_float(value, name, dtype)
-    if not validate:
-        return tensor
-    check = check_ops.assert_positive(tensor, message=f"Argument '{name}' must be positive.")
-    with ops_lib.control_dependencies([check]):
-        return array_ops.identity(tensor)
-
-
-def _nan_where(condition: Tensor, value: Tensor, allow_nan_stats: bool, what: str) -> Tensor:
-    """``value`` with NaN where ``condition`` (the statistic is undefined), or, without
-    ``allow_nan_stats``, a run-time error there."""
-    if allow_nan_stats:
-        nan_scalar = ops_lib.convert_to_tensor(np.nan, dtype=value.dtype.base_dtype)
-        nan = array_ops.fill(array_ops.shape(value), nan_scalar)
-        return array_ops.where_v2(condition, nan, value)
-    check = check_ops.assert_equal(
-        math_ops.reduce_any(condition), False, message=f"{what} is undefined for these parameters"
-    )
-    with ops_lib.control_dependencies([check]):
-        return array_ops.identity(value)
 
 
 class Gamma(Distribution):
@@ -69,9 +50,11 @@ class Gamma(Distribution):
     ):
         parameters = dict(locals())
         with ops_lib.name_scope(name, values=[concentration, rate]):
-            self._concentration = _positive(concentration, "concentration", None, validate_args)
+            self._concentration = as_positive_float(
+                concentration, "concentration", None, validate_args
+            )
             dtype = self._concentration.dtype.base_dtype
-            self._rate = _positive(rate, "rate", dtype, validate_args)
+            self._rate = as_positive_float(rate, "rate", dtype, validate_args)
         super().__init__(
             dtype=dtype,
             reparameterization_type=FULLY_REPARAMETERIZED,
@@ -95,9 +78,6 @@ class Gamma(Distribution):
 
     def _batch_shape_tensor(self) -> Tensor:
         return array_ops.shape(self.concentration * self.rate)
-
-    def _ones(self) -> Tensor:
-        return array_ops.ones(self.batch_shape_tensor(), dtype=self.dtype)
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         shape = array_ops.reshape(n, [1])
@@ -125,7 +105,7 @@ class Gamma(Distribution):
     def _mode(self) -> Tensor:
         mode = (self.concentration - 1.0) / self.rate
         undefined = math_ops.less(self.concentration * self._ones(), 1.0)
-        return _nan_where(undefined, mode, self.allow_nan_stats, "mode (concentration < 1)")
+        return nan_where(undefined, mode, self.allow_nan_stats, "mode (concentration < 1)")
 
 
 @RegisterKL(Gamma, Gamma)
@@ -197,9 +177,9 @@ class Beta(Distribution):
     ):
         parameters = dict(locals())
         with ops_lib.name_scope(name, values=[concentration1, concentration0]):
-            self._c1 = _positive(concentration1, "concentration1", None, validate_args)
+            self._c1 = as_positive_float(concentration1, "concentration1", None, validate_args)
             dtype = self._c1.dtype.base_dtype
-            self._c0 = _positive(concentration0, "concentration0", dtype, validate_args)
+            self._c0 = as_positive_float(concentration0, "concentration0", dtype, validate_args)
         super().__init__(
             dtype=dtype,
             reparameterization_type=FULLY_REPARAMETERIZED,
@@ -269,7 +249,7 @@ class Beta(Distribution):
             math_ops.less_equal(self._c1 + 0.0 * self._c0, 1.0),
             math_ops.less_equal(self._c0 + 0.0 * self._c1, 1.0),
         )
-        return _nan_where(undefined, mode, self.allow_nan_stats, "mode (a concentration <= 1)")
+        return nan_where(undefined, mode, self.allow_nan_stats, "mode (a concentration <= 1)")
 
 
 @RegisterKL(Beta, Beta)
@@ -286,7 +266,7 @@ def _kl_beta_beta(d1: Beta, d2: Beta, name: str | None = None) -> Tensor:
         )
 
 
-class Dirichlet(Distribution):
+class Dirichlet(VectorEvent):
     """The Dirichlet distribution over the simplex, with ``concentration`` [..., k]."""
 
     def __init__(
@@ -298,7 +278,9 @@ class Dirichlet(Distribution):
     ):
         parameters = dict(locals())
         with ops_lib.name_scope(name, values=[concentration]):
-            self._concentration = _positive(concentration, "concentration", None, validate_args)
+            self._concentration = as_positive_float(
+                concentration, "concentration", None, validate_args
+            )
             self._total = math_ops.reduce_sum(self._concentration, -1)
         super().__init__(
             dtype=self._concentration.dtype.base_dtype,
@@ -318,17 +300,8 @@ class Dirichlet(Distribution):
     def total_concentration(self) -> Tensor:
         return self._total
 
-    def _batch_shape(self) -> TensorShape:
-        return self._concentration.shape.with_rank_at_least(1)[:-1]
-
-    def _event_shape(self) -> TensorShape:
-        return self._concentration.shape.with_rank_at_least(1)[-1:]
-
-    def _batch_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._total)
-
-    def _event_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._concentration)[-1:]
+    def _vector_parameter(self) -> Tensor:
+        return self._concentration
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         g = random_ops.random_gamma(
@@ -361,17 +334,7 @@ class Dirichlet(Distribution):
 
     def _covariance(self) -> Tensor:
         total = array_ops.expand_dims(array_ops.expand_dims(self._total, -1), -1)
-        mean = self._mean()
-        outer = array_ops.expand_dims(mean, -1) * array_ops.expand_dims(mean, -2)
-        diagonal = array_ops.expand_dims(mean, -1) * _eye_like(mean)
-        return (diagonal - outer) / (total + 1.0)
-
-
-def _eye_like(vectors: Tensor) -> Tensor:
-    """Identity matrices [..., k, k] for vectors [..., k]."""
-    k = array_ops.shape(vectors)[-1]
-    rows = array_ops.reshape(math_ops.range(k), [-1, 1])
-    return math_ops.cast(math_ops.equal(rows, math_ops.range(k)), vectors.dtype.base_dtype)
+        return categorical_covariance(self._mean()) / (total + 1.0)
 
 
 @RegisterKL(Dirichlet, Dirichlet)

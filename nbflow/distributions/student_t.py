@@ -20,9 +20,13 @@ from nbflow.distributions.distribution import (
     NOT_REPARAMETERIZED,
     Distribution,
     as_float,
+    as_positive_float,
     broadcast_parameters,
+    categorical_covariance,
+    nan_where,
+    VectorEvent,
 )
-from nbflow.distributions.gamma_family import Dirichlet, _nan_where, _positive
+from nbflow.distributions.gamma_family import Dirichlet
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops import array_ops, math_ops, random_ops
@@ -55,7 +59,7 @@ class StudentT(Distribution):
     ):
         parameters = dict(locals())
         with ops_lib.name_scope(name, values=[df, loc, scale]):
-            self._df = _positive(df, "df", None, validate_args)
+            self._df = as_positive_float(df, "df", None, validate_args)
             dtype = self._df.dtype.base_dtype
             self._loc = as_float(loc, "loc", dtype)
             self._scale = as_float(scale, "scale", dtype)
@@ -86,9 +90,6 @@ class StudentT(Distribution):
 
     def _batch_shape_tensor(self) -> Tensor:
         return array_ops.shape(self._df * self._loc * self._scale)
-
-    def _ones(self) -> Tensor:
-        return array_ops.ones(self.batch_shape_tensor(), dtype=self.dtype)
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         normal = random_ops.random_normal(self._sample_shape(n), dtype=self.dtype, seed=seed)
@@ -133,7 +134,7 @@ class StudentT(Distribution):
     def _mean(self) -> Tensor:
         mean = self._loc * self._ones()
         undefined = math_ops.less_equal(self._df * self._ones(), 1.0)
-        return _nan_where(undefined, mean, self.allow_nan_stats, "mean (df <= 1)")
+        return nan_where(undefined, mean, self.allow_nan_stats, "mean (df <= 1)")
 
     def _mode(self) -> Tensor:
         return self._loc * self._ones()
@@ -147,10 +148,10 @@ class StudentT(Distribution):
         )
         variance = array_ops.where_v2(math_ops.greater(df, 2.0), variance, infinite)
         undefined = math_ops.less_equal(df, 1.0)
-        return _nan_where(undefined, variance, self.allow_nan_stats, "variance (df <= 1)")
+        return nan_where(undefined, variance, self.allow_nan_stats, "variance (df <= 1)")
 
 
-class DirichletMultinomial(Distribution):
+class DirichletMultinomial(VectorEvent):
     """Counts of ``total_count`` draws whose class probabilities are Dirichlet(concentration)."""
 
     def __init__(
@@ -163,7 +164,9 @@ class DirichletMultinomial(Distribution):
     ):
         parameters = dict(locals())
         with ops_lib.name_scope(name, values=[total_count, concentration]):
-            self._concentration = _positive(concentration, "concentration", None, validate_args)
+            self._concentration = as_positive_float(
+                concentration, "concentration", None, validate_args
+            )
             dtype = self._concentration.dtype.base_dtype
             self._total_count = as_float(total_count, "total_count", dtype)
             self._total_concentration = math_ops.reduce_sum(self._concentration, -1)
@@ -189,17 +192,8 @@ class DirichletMultinomial(Distribution):
     def total_concentration(self) -> Tensor:
         return self._total_concentration
 
-    def _batch_shape(self) -> TensorShape:
-        return self._concentration.shape.with_rank_at_least(1)[:-1]
-
-    def _event_shape(self) -> TensorShape:
-        return self._concentration.shape.with_rank_at_least(1)[-1:]
-
-    def _batch_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._total_concentration)
-
-    def _event_shape_tensor(self) -> Tensor:
-        return array_ops.shape(self._concentration)[-1:]
+    def _vector_parameter(self) -> Tensor:
+        return self._concentration
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
         probs = Dirichlet(self._concentration).sample(n, seed=seed)  # [n] + batch + [k]
@@ -235,12 +229,8 @@ class DirichletMultinomial(Distribution):
     def _covariance(self) -> Tensor:
         n = array_ops.expand_dims(array_ops.expand_dims(self._total_count, -1), -1)
         p = self._concentration / array_ops.expand_dims(self._total_concentration, -1)
-        outer = array_ops.expand_dims(p, -1) * array_ops.expand_dims(p, -2)
-        k = array_ops.shape(p)[-1]
-        rows = array_ops.reshape(math_ops.range(k), [-1, 1])
-        eye = math_ops.cast(math_ops.equal(rows, math_ops.range(k)), p.dtype.base_dtype)
         dispersion = array_ops.expand_dims(self._dispersion(), -1)
-        return n * (array_ops.expand_dims(p, -1) * eye - outer) * dispersion
+        return n * categorical_covariance(p) * dispersion
 
 
 __all__ = ["DirichletMultinomial", "StudentT"]
