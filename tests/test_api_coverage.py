@@ -28,7 +28,7 @@ FLOORS = {
     "tf.summary": 18,
     "tf.sparse": 31,
     "tf.errors": 36,
-    "tf.saved_model": 16,
+    "tf.saved_model": 44,
     "tf.initializers": 20,
     "tf.gfile": 15,
     "tf.app": 2,
