@@ -24,7 +24,7 @@ FLOORS = {
     "tf.random": 0,
     "tf.strings": 0,
     "tf.io": 2,
-    "tf.data": 6,
+    "tf.data": 12,
     "tf.summary": 18,
     "tf.sparse": 31,
     "tf.errors": 36,
