@@ -239,6 +239,17 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("keep_checkpoint_every_n_hours", 6, "float", ""),
         ("version", 7, "SaverDef.CheckpointFormatVersion", ""),
     ],
+    # tensorflow_server.proto / cluster.proto (ServerDef's default_session_config, a
+    # ConfigProto, is not declared: nbflow's sessions take their config as an object).
+    "JobDef": [("name", 1, "string", ""), ("tasks", 2, "map<int32,string>", "repeated")],
+    "ClusterDef": [("job", 1, "JobDef", "repeated")],
+    "ServerDef": [
+        ("cluster", 1, "ClusterDef", ""),
+        ("job_name", 2, "string", ""),
+        ("task_index", 3, "int32", ""),
+        ("protocol", 5, "string", ""),
+        ("port", 6, "int32", ""),
+    ],
     "SaveSliceInfoDef": [
         ("full_name", 1, "string", ""),
         ("full_shape", 2, "int64", "repeated"),
@@ -425,6 +436,9 @@ BundleHeaderProto = _message("BundleHeaderProto")
 BundleEntryProto = _message("BundleEntryProto")
 SaverDef = _message("SaverDef")
 SaveSliceInfoDef = _message("SaveSliceInfoDef")
+JobDef = _message("JobDef")
+ClusterDef = _message("ClusterDef")
+ServerDef = _message("ServerDef")
 VariableDef = _message("VariableDef")
 CollectionDef = _message("CollectionDef")
 TensorInfo = _message("TensorInfo")

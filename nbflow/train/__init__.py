@@ -245,3 +245,36 @@ from nbflow.train.proximal_gradient_descent import (  # noqa: E402
 )
 
 __all__ += ["ProximalAdagradOptimizer", "ProximalGradientDescentOptimizer"]
+
+# --- issue 16 (api-last): conditional batching, warm starts, checkpoint polling, protos ---------
+from nbflow.framework.protos import ClusterDef, JobDef, SaverDef, ServerDef  # noqa: E402
+from nbflow.train.basic_session_run_hooks import GlobalStepWaiterHook  # noqa: E402
+from nbflow.train.checkpoint_utils import checkpoints_iterator  # noqa: E402
+from nbflow.train.input import (  # noqa: E402
+    match_filenames_once,
+    maybe_batch,
+    maybe_batch_join,
+    maybe_shuffle_batch,
+    maybe_shuffle_batch_join,
+)
+from nbflow.train.monitored_session import SessionCreator  # noqa: E402
+from nbflow.train.saver import generate_checkpoint_state_proto  # noqa: E402
+from nbflow.train.warm_starting_util import VocabInfo, warm_start  # noqa: E402
+
+__all__ += [
+    "ClusterDef",
+    "GlobalStepWaiterHook",
+    "JobDef",
+    "SaverDef",
+    "ServerDef",
+    "SessionCreator",
+    "VocabInfo",
+    "checkpoints_iterator",
+    "generate_checkpoint_state_proto",
+    "match_filenames_once",
+    "maybe_batch",
+    "maybe_batch_join",
+    "maybe_shuffle_batch",
+    "maybe_shuffle_batch_join",
+    "warm_start",
+]

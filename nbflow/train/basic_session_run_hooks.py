@@ -113,6 +113,47 @@ class StopAtStepHook(SessionRunHook):
                 run_context.request_stop()
 
 
+class GlobalStepWaiterHook(SessionRunHook):
+    """Delays this worker's first step until the global step reaches ``wait_until_step``.
+
+    Workers of asynchronous training start after the chief has taken a few steps, so their
+    stale gradients land on a model that has already moved. It polls the global step every
+    0.5 s, logging the wait, and never waits again once the step was reached.
+    """
+
+    POLL_SECS = 0.5
+
+    def __init__(self, wait_until_step: int):
+        self._wait_until_step = wait_until_step
+
+    def begin(self) -> None:
+        self._worker_is_started = False
+        self._global_step = _require_global_step("GlobalStepWaiterHook")
+
+    def before_run(self, run_context: SessionRunContext) -> None:
+        if self._worker_is_started:
+            return None
+        if self._wait_until_step <= 0:
+            self._worker_is_started = True
+            return None
+        _log.info("Waiting for global step %d before starting training.", self._wait_until_step)
+        last_logged = None
+        while not run_context.stop_requested:
+            step = _value(run_context.session.run(self._global_step))
+            if step >= self._wait_until_step:
+                self._worker_is_started = True
+                return None
+            if step != last_logged:
+                _log.info(
+                    "Waiting for global step %d before starting training; now %d.",
+                    self._wait_until_step,
+                    step,
+                )
+                last_logged = step
+            time.sleep(self.POLL_SECS)
+        return None
+
+
 class NanLossDuringTrainingError(RuntimeError):
     def __str__(self) -> str:
         return "NaN loss during training."

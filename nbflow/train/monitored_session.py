@@ -129,7 +129,14 @@ class Scaffold:
     saver = property(lambda self: self._saver)
 
 
-class _SessionCreator:
+class SessionCreator:
+    """Makes the session a MonitoredSession wraps: subclasses define ``create_session()``."""
+
+    def create_session(self) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement create_session()")
+
+
+class _SessionCreator(SessionCreator):
     """What both session creators share: a scaffold, the master and the session config."""
 
     def __init__(self, scaffold: Scaffold | None, master: str, config: Any):
