@@ -95,6 +95,7 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("type", 6, "DataType", "repeated"),
         ("shape", 7, "TensorShapeProto", "repeated"),
         ("tensor", 8, "TensorProto", "repeated"),
+        ("func", 9, "NameAttrList", "repeated"),
     ],
     "AttrValue": [
         ("list", 1, "AttrValue.ListValue", "oneof:value"),
@@ -106,7 +107,10 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("shape", 7, "TensorShapeProto", "oneof:value"),
         ("tensor", 8, "TensorProto", "oneof:value"),
         ("placeholder", 9, "string", "oneof:value"),
+        ("func", 10, "NameAttrList", "oneof:value"),
     ],
+    # A function and the attrs it is instantiated with (attr_value.proto).
+    "NameAttrList": [("name", 1, "string", ""), ("attr", 2, "map<string,AttrValue>", "repeated")],
     "NodeDef": [
         ("name", 1, "string", ""),
         ("op", 2, "string", ""),
@@ -416,6 +420,7 @@ def _message(path: str) -> Any:
 TensorShapeProto = _message("TensorShapeProto")
 TensorProto = _message("TensorProto")
 AttrValue = _message("AttrValue")
+NameAttrList = _message("NameAttrList")
 NodeDef = _message("NodeDef")
 VersionDef = _message("VersionDef")
 GraphDef = _message("GraphDef")
