@@ -248,6 +248,7 @@ __all__ += ["ProximalAdagradOptimizer", "ProximalGradientDescentOptimizer"]
 
 # --- issue 16 (api-last): conditional batching, warm starts, checkpoint polling, protos ---------
 from nbflow.framework.protos import ClusterDef, JobDef, SaverDef, ServerDef  # noqa: E402
+from nbflow.train.adagrad_da import AdagradDAOptimizer  # noqa: E402
 from nbflow.train.basic_session_run_hooks import GlobalStepWaiterHook  # noqa: E402
 from nbflow.train.checkpoint_utils import checkpoints_iterator  # noqa: E402
 from nbflow.train.input import (  # noqa: E402
@@ -262,6 +263,7 @@ from nbflow.train.saver import generate_checkpoint_state_proto  # noqa: E402
 from nbflow.train.warm_starting_util import VocabInfo, warm_start  # noqa: E402
 
 __all__ += [
+    "AdagradDAOptimizer",
     "ClusterDef",
     "GlobalStepWaiterHook",
     "JobDef",
