@@ -81,3 +81,33 @@ def test_versions_and_resource_loader():
     here = tf.resource_loader.get_path_to_datafile("x.txt")
     assert here == os.path.join(os.path.dirname(os.path.abspath(__file__)), "x.txt")
     assert os.path.isfile(os.path.join(tf.resource_loader.get_data_files_path(), "__init__.py"))
+
+
+def _read_all(reader, items):
+    queue = tf.FIFOQueue(10, [tf.string], shapes=[[]])
+    enqueue = queue.enqueue_many([tf.constant(items)])
+    close = queue.close()
+    key, value = reader.read(queue)
+    out = []
+    with tf.Session() as sess:
+        sess.run(enqueue)
+        sess.run(close)
+        try:
+            while True:
+                out.append(tuple(sess.run([key, value])))
+        except tf.errors.OutOfRangeError:
+            pass
+    return out
+
+
+def test_whole_file_reader_reads_each_file_whole_keyed_by_name(tmp_path):
+    a, b = tmp_path / "a.bin", tmp_path / "b.bin"
+    a.write_bytes(b"\x00\x01line\nmore")
+    b.write_bytes(b"")
+    got = _read_all(tf.WholeFileReader(), [str(a).encode(), str(b).encode()])
+    assert got == [(str(a).encode(), b"\x00\x01line\nmore"), (str(b).encode(), b"")]
+
+
+def test_identity_reader_returns_each_work_item_as_key_and_value():
+    got = _read_all(tf.IdentityReader(), [b"x", b"yz"])
+    assert got == [(b"x", b"x"), (b"yz", b"yz")]
