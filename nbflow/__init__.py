@@ -449,6 +449,7 @@ from nbflow.sparse_tf1_names import transpose as sparse_transpose  # noqa: E402,
 from nbflow import debugging, manip, nest, queue, resource_loader, version  # noqa: E402, F401
 from nbflow.framework.protos import NameAttrList  # noqa: E402, F401
 from nbflow.ops.bitcast_ops import bitcast, timestamp  # noqa: E402, F401
+from nbflow.ops.edit_distance_ops import edit_distance  # noqa: E402, F401
 from nbflow.ops.reader_ops import IdentityReader, WholeFileReader  # noqa: E402, F401
 from nbflow.gradients import UnconnectedGradients  # noqa: E402, F401
 from nbflow.version import (  # noqa: E402, F401
