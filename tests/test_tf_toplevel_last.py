@@ -111,3 +111,20 @@ def test_whole_file_reader_reads_each_file_whole_keyed_by_name(tmp_path):
 def test_identity_reader_returns_each_work_item_as_key_and_value():
     got = _read_all(tf.IdentityReader(), [b"x", b"yz"])
     assert got == [(b"x", b"x"), (b"yz", b"yz")]
+
+
+def test_py_function_passes_values_with_numpy_and_returns_tout():
+    def scale_and_shout(x, words):
+        assert isinstance(x.numpy(), np.ndarray) and not isinstance(x.numpy(), type(x))
+        return x.numpy() * 2, np.array([w.upper() for w in words.numpy()], dtype=object)
+
+    x = tf.constant([1.0, 2.5])
+    y, w = tf.py_function(scale_and_shout, [x, tf.constant([b"ab", b"c"])], [tf.float32, tf.string])
+    assert y.dtype == tf.float32 and w.dtype == tf.string
+    got_y, got_w = tf.Session().run([y, w])
+    np.testing.assert_array_equal(got_y, [2.0, 5.0])
+    assert got_w.tolist() == [b"AB", b"C"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="ValueError: no"):
+        tf.Session().run(
+            tf.py_function(lambda v: (_ for _ in ()).throw(ValueError("no")), [x], tf.float32)
+        )
