@@ -11,7 +11,7 @@ from nbflow.api import coverage, ledger, make_ledger
 # Names of each namespace nbflow must keep offering. Raise a floor when a namespace grows;
 # `python -m nbflow.api.coverage` prints the current counts.
 FLOORS = {
-    "tf": 553,
+    "tf": 560,
     "tf.nn": 98,
     "tf.nn.rnn_cell": 10,
     "tf.train": 108,
