@@ -249,7 +249,8 @@ __all__ += ["ProximalAdagradOptimizer", "ProximalGradientDescentOptimizer"]
 # --- issue 16 (api-last): conditional batching, warm starts, checkpoint polling, protos ---------
 from nbflow.framework.protos import ClusterDef, JobDef, SaverDef, ServerDef  # noqa: E402
 from nbflow.train.adagrad_da import AdagradDAOptimizer  # noqa: E402
-from nbflow.train.basic_session_run_hooks import GlobalStepWaiterHook  # noqa: E402
+from nbflow.train.basic_loops import basic_train_loop  # noqa: E402
+from nbflow.train.basic_session_run_hooks import GlobalStepWaiterHook, ProfilerHook  # noqa: E402
 from nbflow.train.checkpoint_utils import checkpoints_iterator  # noqa: E402
 from nbflow.train.input import (  # noqa: E402
     match_filenames_once,
@@ -266,6 +267,8 @@ __all__ += [
     "AdagradDAOptimizer",
     "ClusterDef",
     "GlobalStepWaiterHook",
+    "ProfilerHook",
+    "basic_train_loop",
     "JobDef",
     "SaverDef",
     "ServerDef",

@@ -243,3 +243,45 @@ def test_warm_start_copies_variables_and_remaps_vocabulary_rows(tmp_path):
         )
     with pytest.raises(ValueError, match="axis"):
         tf.train.VocabInfo("n", 1, 0, "o", axis=2)
+
+
+def _counting_model():
+    step = tf.train.get_or_create_global_step()
+    x = tf.Variable(np.ones((4, 4), np.float32))
+    train = tf.group(tf.assign_add(x, tf.matmul(x, x) * 1e-3), tf.assign_add(step, 1))
+    return step, train
+
+
+def test_profiler_hook_writes_chrome_traces_of_every_nth_step(tmp_path):
+    _, train = _counting_model()
+    hook = tf.train.ProfilerHook(save_steps=2, output_dir=str(tmp_path))
+    with tf.train.MonitoredSession(hooks=[hook]) as sess:
+        for _ in range(5):
+            sess.run(train)
+    traces = sorted(p.name for p in tmp_path.glob("timeline-*.json"))
+    assert traces == ["timeline-2.json", "timeline-4.json"]  # never the first step
+    events = json.loads((tmp_path / "timeline-2.json").read_text())["traceEvents"]
+    assert any(e.get("ph") == "X" and "MatMul" in json.dumps(e) for e in events)
+    assert list(tmp_path.glob("events.out.tfevents.*"))
+
+
+def test_basic_train_loop_runs_steps_until_the_supervisor_stops():
+    step, train = _counting_model()
+    calls = []
+
+    class Supervisor:
+        """TensorFlow's Supervisor interface over a real MonitoredSession."""
+
+        def managed_session(self, master):
+            calls.append(master)
+            self.sess = tf.train.MonitoredSession(hooks=[tf.train.StopAtStepHook(last_step=3)])
+            return self.sess
+
+        def should_stop(self):
+            return self.sess.should_stop()
+
+    seen = []
+    tf.train.basic_train_loop(
+        Supervisor(), lambda sess, scale: seen.append(sess.run(train) or scale), args=(7,)
+    )
+    assert seen == [7, 7, 7] and calls == [""]
