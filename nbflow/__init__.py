@@ -445,6 +445,22 @@ from nbflow.sparse_tf1_names import split as sparse_split  # noqa: E402, F401
 from nbflow.sparse_tf1_names import to_indicator as sparse_to_indicator  # noqa: E402, F401
 from nbflow.sparse_tf1_names import transpose as sparse_transpose  # noqa: E402, F401
 
+# ---- issue 16 (api-last): tf.nest, tf.version, tf.debugging, tf.queue, tf.manip, ... --------
+from nbflow import debugging, manip, nest, queue, resource_loader, version  # noqa: E402, F401
+from nbflow.framework.protos import NameAttrList  # noqa: E402, F401
+from nbflow.ops.bitcast_ops import bitcast, timestamp  # noqa: E402, F401
+from nbflow.ops.edit_distance_ops import edit_distance  # noqa: E402, F401
+from nbflow.ops.script_ops import py_function  # noqa: E402, F401
+from nbflow.ops.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d  # noqa: E402, F401
+from nbflow import spectral  # noqa: E402, F401
+from nbflow.ops.reader_ops import IdentityReader, WholeFileReader  # noqa: E402, F401
+from nbflow.gradients import UnconnectedGradients  # noqa: E402, F401
+from nbflow.version import (  # noqa: E402, F401
+    GRAPH_DEF_VERSION,
+    GRAPH_DEF_VERSION_MIN_CONSUMER,
+    GRAPH_DEF_VERSION_MIN_PRODUCER,
+)
+
 # ---- Missing TF names ------------------------------------------------------------------------
 # Last: a TensorFlow 1.15 name nbflow lacks raises an AttributeError that says so and names the
 # closest nbflow alternative (nbflow.api.ledger), in tf and every namespace module.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import enum
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -33,6 +34,7 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.indexed_slices import IndexedSlices
 from nbflow.framework.ops import Operation, Tensor
 from nbflow.ops import control_flow_grad
+from nbflow.ops.constant_ops import zeros_like
 
 
 _OVERRIDES: dict[str, Any] = {}  # op type (or override key) -> gradient function, None = none
@@ -96,6 +98,13 @@ class AggregationMethod:
     EXPERIMENTAL_ACCUMULATE_N = 2
 
 
+class UnconnectedGradients(enum.Enum):
+    """What ``tf.gradients`` returns for an x no differentiable path connects to the ys."""
+
+    NONE = "none"  # None, TensorFlow 1.x's default
+    ZERO = "zero"  # zeros of the x's shape and dtype
+
+
 def gradients(
     ys: Any,
     xs: Any,
@@ -105,11 +114,13 @@ def gradients(
     gate_gradients: bool = False,
     aggregation_method: Any = None,
     stop_gradients: Any = None,
+    unconnected_gradients: Any = UnconnectedGradients.NONE,
 ) -> list[Any]:
     """The symbolic gradients of ``sum(ys)`` with respect to each of ``xs``.
 
     Returns a list with one entry per x: a Tensor, an IndexedSlices (sparse gradients of
-    gathers) or None when no differentiable path leads from x to the ys.
+    gathers) or, when no differentiable path leads from x to the ys, None (or zeros with
+    ``unconnected_gradients=tf.UnconnectedGradients.ZERO``).
 
     >>> import nbflow as tf
     >>> x = tf.constant(3.0)
@@ -117,6 +128,15 @@ def gradients(
     >>> float(tf.Session().run(g))
     6.0
     """
+    try:
+        unconnected = UnconnectedGradients(
+            getattr(unconnected_gradients, "value", unconnected_gradients)
+        )
+    except ValueError:
+        raise ValueError(
+            f"Unknown value for unconnected_gradients: {unconnected_gradients!r} "
+            f"(tf.UnconnectedGradients.NONE or ZERO)"
+        ) from None
     ys = [_as_tensor(y) for y in _as_list(ys)]
     xs = [_as_tensor(x, as_ref=True) for x in _as_list(xs)]
     grad_ys = [None] * len(ys) if grad_ys is None else _as_list(grad_ys)
@@ -169,7 +189,12 @@ def gradients(
                     pending[src] -= 1
                     if pending[src] == 0:
                         ready.append(src)
-        return [_aggregate(grads, x) if x.dtype.base_dtype.is_differentiable else None for x in xs]
+        results = [
+            _aggregate(grads, x) if x.dtype.base_dtype.is_differentiable else None for x in xs
+        ]
+        if unconnected is UnconnectedGradients.ZERO:
+            results = [zeros_like(x) if g is None else g for g, x in zip(results, xs)]
+        return results
 
 
 def _as_list(value: Any) -> list[Any]:

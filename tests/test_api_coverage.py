@@ -11,10 +11,10 @@ from nbflow.api import coverage, ledger, make_ledger
 # Names of each namespace nbflow must keep offering. Raise a floor when a namespace grows;
 # `python -m nbflow.api.coverage` prints the current counts.
 FLOORS = {
-    "tf": 536,
+    "tf": 560,
     "tf.nn": 98,
     "tf.nn.rnn_cell": 10,
-    "tf.train": 92,
+    "tf.train": 110,
     "tf.layers": 34,
     "tf.losses": 16,
     "tf.metrics": 12,
@@ -24,11 +24,11 @@ FLOORS = {
     "tf.random": 0,
     "tf.strings": 0,
     "tf.io": 2,
-    "tf.data": 6,
+    "tf.data": 12,
     "tf.summary": 18,
     "tf.sparse": 31,
     "tf.errors": 36,
-    "tf.saved_model": 16,
+    "tf.saved_model": 44,
     "tf.initializers": 20,
     "tf.gfile": 15,
     "tf.app": 2,

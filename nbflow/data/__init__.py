@@ -20,6 +20,7 @@ from nbflow.data.iterator_functions import (
     make_initializable_iterator,
     make_one_shot_iterator,
 )
+from nbflow.data.options import Options
 from nbflow.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 
 DatasetV1 = Dataset
@@ -29,6 +30,7 @@ __all__ = [
     "DatasetV1",
     "FixedLengthRecordDataset",
     "Iterator",
+    "Options",
     "TFRecordDataset",
     "TextLineDataset",
     "experimental",

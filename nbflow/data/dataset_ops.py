@@ -29,6 +29,7 @@ from nbflow.data import iterator_ops, structure
 from nbflow.data.functions import TracedFunction
 from nbflow.data.iterator_ops import PipelineRun, component
 from nbflow.data.prefetch import Prefetcher
+from nbflow.data.options import Options
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import TensorSpec
@@ -253,6 +254,17 @@ class Dataset:
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         return transformation_func(self)
 
+    def with_options(self, options: Any) -> Dataset:
+        """The same elements, carrying ``options`` (a ``tf.data.Options``; see options.py)."""
+        return _WithOptions(self, options)
+
+    def options(self) -> Any:
+        """The merge of every ``with_options`` in this pipeline (an empty Options if none)."""
+        merged = Options()
+        for dataset in self._inputs():
+            merged = merged.merge(dataset.options())
+        return merged
+
     # --- iterators -------------------------------------------------------------------------
     def make_one_shot_iterator(self) -> iterator_ops.Iterator:
         """An iterator that starts at its first use; it cannot be re-initialized."""
@@ -384,6 +396,17 @@ class _Transformation(Dataset):
 
     def _iterate(self, run: PipelineRun) -> PyIterator[Element]:
         return self._input._iterate(run)
+
+
+class _WithOptions(_Transformation):
+    def __init__(self, input_dataset: Dataset, options: Any):
+        if not isinstance(options, Options):
+            raise TypeError(f"with_options expects tf.data.Options, got {options!r}")
+        super().__init__(input_dataset)
+        self._options = options
+
+    def options(self) -> Any:
+        return super().options().merge(self._options)
 
 
 def _common_shape(a: TensorShape, b: TensorShape) -> TensorShape:

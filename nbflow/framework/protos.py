@@ -95,6 +95,7 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("type", 6, "DataType", "repeated"),
         ("shape", 7, "TensorShapeProto", "repeated"),
         ("tensor", 8, "TensorProto", "repeated"),
+        ("func", 9, "NameAttrList", "repeated"),
     ],
     "AttrValue": [
         ("list", 1, "AttrValue.ListValue", "oneof:value"),
@@ -106,7 +107,10 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("shape", 7, "TensorShapeProto", "oneof:value"),
         ("tensor", 8, "TensorProto", "oneof:value"),
         ("placeholder", 9, "string", "oneof:value"),
+        ("func", 10, "NameAttrList", "oneof:value"),
     ],
+    # A function and the attrs it is instantiated with (attr_value.proto).
+    "NameAttrList": [("name", 1, "string", ""), ("attr", 2, "map<string,AttrValue>", "repeated")],
     "NodeDef": [
         ("name", 1, "string", ""),
         ("op", 2, "string", ""),
@@ -238,6 +242,17 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("sharded", 5, "bool", ""),
         ("keep_checkpoint_every_n_hours", 6, "float", ""),
         ("version", 7, "SaverDef.CheckpointFormatVersion", ""),
+    ],
+    # tensorflow_server.proto / cluster.proto (ServerDef's default_session_config, a
+    # ConfigProto, is not declared: nbflow's sessions take their config as an object).
+    "JobDef": [("name", 1, "string", ""), ("tasks", 2, "map<int32,string>", "repeated")],
+    "ClusterDef": [("job", 1, "JobDef", "repeated")],
+    "ServerDef": [
+        ("cluster", 1, "ClusterDef", ""),
+        ("job_name", 2, "string", ""),
+        ("task_index", 3, "int32", ""),
+        ("protocol", 5, "string", ""),
+        ("port", 6, "int32", ""),
     ],
     "SaveSliceInfoDef": [
         ("full_name", 1, "string", ""),
@@ -405,6 +420,7 @@ def _message(path: str) -> Any:
 TensorShapeProto = _message("TensorShapeProto")
 TensorProto = _message("TensorProto")
 AttrValue = _message("AttrValue")
+NameAttrList = _message("NameAttrList")
 NodeDef = _message("NodeDef")
 VersionDef = _message("VersionDef")
 GraphDef = _message("GraphDef")
@@ -425,6 +441,9 @@ BundleHeaderProto = _message("BundleHeaderProto")
 BundleEntryProto = _message("BundleEntryProto")
 SaverDef = _message("SaverDef")
 SaveSliceInfoDef = _message("SaveSliceInfoDef")
+JobDef = _message("JobDef")
+ClusterDef = _message("ClusterDef")
+ServerDef = _message("ServerDef")
 VariableDef = _message("VariableDef")
 CollectionDef = _message("CollectionDef")
 TensorInfo = _message("TensorInfo")

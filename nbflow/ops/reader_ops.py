@@ -155,8 +155,9 @@ def _fixed_length(
 class _Reader:
     """Reader state: the file being read and the records produced so far."""
 
-    def __init__(self, records: Callable[[str], Iterator[bytes]]):
+    def __init__(self, records: Callable[[str], Iterator[bytes]], keyed_by_work: bool = False):
         self.records = records
+        self.keyed_by_work = keyed_by_work  # key = the work item itself, not "<file>:<index>"
         self.lock = threading.Lock()
         self.current: Iterator[bytes] | None = None
         self.filename = b""
@@ -173,7 +174,9 @@ class _Reader:
                 self.current = None
                 self.completed += 1
                 break
-            key = self.filename + b":" + str(self.index).encode()
+            key = self.filename
+            if not self.keyed_by_work:
+                key += b":" + str(self.index).encode()
             self.index += 1
             self.produced += 1
             return key, value
@@ -193,6 +196,7 @@ class _ReaderOp(OpDef):
     stateful = True
     differentiable = False
     attrs = {"container": "", "shared_name": ""}
+    keyed_by_work = False  # WholeFileReader, IdentityReader: the key is the queue's work item
 
     def infer(self, **attrs: Any) -> TensorSpec:
         return TensorSpec(TensorShape([]), dtypes.resource)
@@ -207,7 +211,7 @@ class _ReaderOp(OpDef):
 
         def reader(ctx: KernelContext) -> _Reader:
             return ctx.resources.lookup_or_create(
-                attrs["container"], name, lambda: _Reader(records)
+                attrs["container"], name, lambda: _Reader(records, self.keyed_by_work)
             )
 
         return reader
@@ -251,6 +255,29 @@ class TFRecordReaderV2(_ReaderOp):
     def records(self, attrs: dict) -> Callable[[str], Iterator[bytes]]:
         kind = attrs.get("compression_type", "")
         return lambda path: tf_record_iterator(path, kind)
+
+
+def _whole_file(path: str) -> Iterator[bytes]:
+    with open(path, "rb") as f:
+        yield f.read()
+
+
+class WholeFileReaderV2(_ReaderOp):
+    """One record per file: its whole contents, keyed by the file name."""
+
+    keyed_by_work = True
+
+    def records(self, attrs: dict) -> Callable[[str], Iterator[bytes]]:
+        return _whole_file
+
+
+class IdentityReaderV2(_ReaderOp):
+    """One record per work item: the item itself as both key and value."""
+
+    keyed_by_work = True
+
+    def records(self, attrs: dict) -> Callable[[str], Iterator[bytes]]:
+        return lambda work: iter([work.encode()])
 
 
 def _string(value: bytes) -> np.ndarray:
@@ -379,3 +406,21 @@ class TFRecordReader(ReaderBase):
 
     def __init__(self, name: str | None = None, options: Any = None):
         super().__init__({"compression_type": compression_type(options)}, name)
+
+
+class WholeFileReader(ReaderBase):
+    """Reads each file named by a queue whole: key the file name, value its bytes."""
+
+    _op_type = "WholeFileReaderV2"
+
+    def __init__(self, name: str | None = None):
+        super().__init__({}, name)
+
+
+class IdentityReader(ReaderBase):
+    """Returns each work item of a queue as both key and value."""
+
+    _op_type = "IdentityReaderV2"
+
+    def __init__(self, name: str | None = None):
+        super().__init__({}, name)

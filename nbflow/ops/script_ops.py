@@ -207,6 +207,32 @@ def numpy_function(
     return py_func(func, inp, Tout, stateful=stateful, name=name)
 
 
+class EagerValue(np.ndarray):
+    """What ``py_function``'s function receives: a NumPy array that also answers ``.numpy()``,
+    as TensorFlow's eager tensors do, so code written for ``tf.py_function`` runs unchanged."""
+
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self)
+
+
+def py_function(func: Callable[..., Any], inp: Any, Tout: Any, name: str | None = None) -> Any:
+    """Wraps ``func`` as an op; its arguments have ``.numpy()`` (TensorFlow passes eager tensors).
+
+    Unlike TensorFlow's, the op has no gradient: nbflow does not record ``func``'s operations.
+
+    >>> import nbflow as tf
+    >>> y = tf.py_function(lambda x: x.numpy() + 1, [tf.constant([1, 2])], tf.int32)
+    >>> tf.Session().run(y).tolist()
+    [2, 3]
+    """
+
+    def call(*arrays: np.ndarray) -> Any:
+        return func(*[np.asarray(a).view(EagerValue) for a in arrays])
+
+    call.__name__ = getattr(func, "__name__", "py_function")
+    return py_func(call, inp, Tout, stateful=True, name=name)
+
+
 # --- printing -------------------------------------------------------------------------------------
 def summarize_value(value: Any, summarize: int) -> str:
     """``value`` as TensorFlow 1.x's Print and Assert write it (``Tensor::SummarizeValue`` with

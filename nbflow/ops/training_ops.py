@@ -532,3 +532,105 @@ class SparseApplyFtrl(_Apply):
             a[rows] = new_a
             lin[rows] = new_lin
         return var
+
+
+# --- AdagradDA (dual averaging) -----------------------------------------------------------------
+def _adagrad_da_value(ga: Any, gga: Any, lr: Any, l1: Any, l2: Any, step: Any) -> Any:
+    """The variable dual averaging sets from the sums of gradients ``ga`` and their squares
+    ``gga`` after ``step`` steps: -lr * shrink(ga, l1 * step) / (l2 * step * lr + sqrt(gga))."""
+    tmp = np.sign(ga) * np.maximum(np.abs(ga) - l1 * step, 0) if l1 > 0 else ga
+    return -lr * tmp / (l2 * step * lr + np.sqrt(gga))
+
+
+class _ApplyAdagradDABase(OpDef):
+    """Shared checks of the AdagradDA updates (``global_step`` is int64, the rest var's dtype)."""
+
+    abstract = True
+    stateful = True
+    differentiable = False
+    attrs = {"use_locking": False}
+
+    def infer(self, var: TensorSpec, *inputs: TensorSpec, **attrs: Any) -> TensorSpec:
+        for name, spec in zip(self.input_names[1:], inputs):
+            want_int = name in ("global_step", "indices")
+            if want_int != spec.dtype.base_dtype.is_integer or (
+                not want_int and spec.dtype.base_dtype is not var.dtype.base_dtype
+            ):
+                raise TypeError(
+                    f"Input '{name}' of '{self.type}' Op has type {spec.dtype.base_dtype.name} "
+                    f"that does not match {'an integer' if want_int else var.dtype.base_dtype.name}"
+                )
+        return TensorSpec(var.shape, var.dtype)
+
+
+def _adagrad_da_sample(sparse: bool) -> Sample:
+    rng = np.random.default_rng(5)
+    rows = 4 if sparse else 3
+    kwargs: dict[str, Any] = {
+        "var": (rows, 2),
+        "gradient_accumulator": rng.standard_normal((rows, 2)) * 0.1,
+        "gradient_squared_accumulator": np.abs(rng.standard_normal((rows, 2))) + 0.5,
+        "grad": (3, 2),
+        "lr": np.array(0.1),
+        "l1": np.array(0.01),
+        "l2": np.array(0.02),
+        "global_step": np.array(3, np.int64),
+    }
+    if sparse:
+        kwargs["indices"] = np.array([2, 0, 2])
+    return Sample(**kwargs)
+
+
+class ApplyAdagradDA(_ApplyAdagradDABase):
+    """ga += grad; gga += grad^2; var = -lr * shrink(ga, l1*t) / (l2*t*lr + sqrt(gga))."""
+
+    inputs = (
+        "var&",
+        "gradient_accumulator&",
+        "gradient_squared_accumulator&",
+        "grad",
+        "lr",
+        "l1",
+        "l2",
+        "global_step",
+    )
+    samples = [_adagrad_da_sample(sparse=False)]
+
+    def compute(self, ctx, var, ga, gga, grad, lr, l1, l2, global_step, use_locking) -> Any:
+        v, a, aa = _buffer(var), _buffer(ga), _buffer(gga)
+        with _locked(var, use_locking):
+            a += grad
+            aa += grad * grad
+            step = float(global_step)
+            v[...] = _adagrad_da_value(a, aa, _scalar(lr, v), _scalar(l1, v), _scalar(l2, v), step)
+        return var
+
+
+class SparseApplyAdagradDA(_ApplyAdagradDABase):
+    """The AdagradDA update on the rows ``indices`` only (duplicate rows summed)."""
+
+    inputs = (
+        "var&",
+        "gradient_accumulator&",
+        "gradient_squared_accumulator&",
+        "grad",
+        "indices",
+        "lr",
+        "l1",
+        "l2",
+        "global_step",
+    )
+    samples = [_adagrad_da_sample(sparse=True)]
+
+    def compute(self, ctx, var, ga, gga, grad, indices, lr, l1, l2, global_step, use_locking):
+        v, a, aa = _buffer(var), _buffer(ga), _buffer(gga)
+        rows, g = unique_rows(indices, grad, v.shape[0])
+        with _locked(var, use_locking):
+            a_rows = a[rows] + g
+            aa_rows = aa[rows] + g * g
+            a[rows], aa[rows] = a_rows, aa_rows
+            step = float(global_step)
+            v[rows] = _adagrad_da_value(
+                a_rows, aa_rows, _scalar(lr, v), _scalar(l1, v), _scalar(l2, v), step
+            )
+        return var

@@ -203,4 +203,3 @@ def collapse_repeated(
         flat = scatter_nd(array_ops.expand_dims(positions, 1), kept, array_ops.shape(slots))
         collapsed = array_ops.reshape(flat, array_ops.shape(labels))[:, :new_max]
         return collapsed, math_ops.cast(new_length, seq_length.dtype.base_dtype)
-

@@ -12,7 +12,9 @@ from typing import Any
 from nbflow.framework.ops import GraphKeys
 from nbflow.saved_model import (
     builder,
+    constants,
     loader,
+    main_op,
     signature_constants,
     signature_def_utils,
     tag_constants,
@@ -22,11 +24,40 @@ from nbflow.saved_model.loader import load, maybe_saved_model_directory
 from nbflow.saved_model.signature_def_utils import (
     build_signature_def,
     build_tensor_info,
+    classification_signature_def,
     get_tensor_from_tensor_info,
+    is_valid_signature,
     predict_signature_def,
+    regression_signature_def,
 )
+from nbflow.saved_model.constants import (
+    ASSETS_DIRECTORY,
+    ASSETS_KEY,
+    LEGACY_INIT_OP_KEY,
+    MAIN_OP_KEY,
+    SAVED_MODEL_FILENAME_PB,
+    SAVED_MODEL_FILENAME_PBTXT,
+    SAVED_MODEL_SCHEMA_VERSION,
+    VARIABLES_DIRECTORY,
+    VARIABLES_FILENAME,
+)
+from nbflow.saved_model.main_op import main_op_with_restore
+from nbflow.saved_model.signature_constants import (
+    CLASSIFY_INPUTS,
+    CLASSIFY_METHOD_NAME,
+    CLASSIFY_OUTPUT_CLASSES,
+    CLASSIFY_OUTPUT_SCORES,
+    PREDICT_INPUTS,
+    PREDICT_METHOD_NAME,
+    PREDICT_OUTPUTS,
+    REGRESS_INPUTS,
+    REGRESS_METHOD_NAME,
+    REGRESS_OUTPUTS,
+)
+from nbflow.saved_model.tag_constants import GPU, TRAINING
 
 utils = signature_def_utils  # tf.saved_model.utils.build_tensor_info
+contains_saved_model = maybe_saved_model_directory  # saved_model.pb or .pbtxt in the directory
 SERVING = tag_constants.SERVING
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY
 
@@ -57,6 +88,34 @@ def simple_save(
 
 
 __all__ = [
+    "ASSETS_DIRECTORY",
+    "ASSETS_KEY",
+    "LEGACY_INIT_OP_KEY",
+    "MAIN_OP_KEY",
+    "SAVED_MODEL_FILENAME_PB",
+    "SAVED_MODEL_FILENAME_PBTXT",
+    "SAVED_MODEL_SCHEMA_VERSION",
+    "VARIABLES_DIRECTORY",
+    "VARIABLES_FILENAME",
+    "CLASSIFY_INPUTS",
+    "CLASSIFY_METHOD_NAME",
+    "CLASSIFY_OUTPUT_CLASSES",
+    "CLASSIFY_OUTPUT_SCORES",
+    "PREDICT_INPUTS",
+    "PREDICT_METHOD_NAME",
+    "PREDICT_OUTPUTS",
+    "REGRESS_INPUTS",
+    "REGRESS_METHOD_NAME",
+    "REGRESS_OUTPUTS",
+    "GPU",
+    "TRAINING",
+    "classification_signature_def",
+    "regression_signature_def",
+    "is_valid_signature",
+    "contains_saved_model",
+    "constants",
+    "main_op",
+    "main_op_with_restore",
     "Builder",
     "DEFAULT_SERVING_SIGNATURE_DEF_KEY",
     "SERVING",

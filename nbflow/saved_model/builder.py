@@ -28,17 +28,18 @@ from nbflow.framework import protos
 from nbflow.framework.ops import GraphKeys
 from nbflow.ops import io_ops
 from nbflow.saved_model import signature_def_utils
+from nbflow.saved_model.constants import (
+    ASSETS_DIRECTORY,
+    MAIN_OP_KEY,
+    SAVED_MODEL_FILENAME_PB,
+    SAVED_MODEL_FILENAME_PBTXT,
+    VARIABLES_DIRECTORY,
+    VARIABLES_FILENAME,
+)
 from nbflow.train import meta_graph
 from nbflow.train import saver as saver_lib
 
 SAVED_MODEL_FILENAME = "saved_model.json"  # nbflow's earlier format, still loaded
-SAVED_MODEL_FILENAME_PB = "saved_model.pb"
-SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"
-VARIABLES_DIRECTORY = "variables"
-VARIABLES_FILENAME = "variables"
-ASSETS_DIRECTORY = "assets"
-MAIN_OP_KEY = "saved_model_main_op"
-LEGACY_INIT_OP_KEY = "legacy_init_op"
 FORMAT = "nbflow.saved_model"
 
 
@@ -70,7 +71,7 @@ class SavedModelBuilder:
     ) -> None:
         """Add the MetaGraphDef of ``graph`` under ``tags``; ``main_op`` runs after a load."""
         for key, signature in (signature_def_map or {}).items():
-            if not signature_def_utils.is_valid_signature(signature):
+            if not signature_def_utils.has_inputs_and_outputs(signature):
                 raise ValueError(f"Signature {key!r} has no inputs or no outputs: {signature}")
         if main_op is not None:
             with graph.as_default():

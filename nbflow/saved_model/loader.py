@@ -20,7 +20,7 @@ from google.protobuf import text_format
 
 from nbflow.framework import protos
 from nbflow.ops import io_ops
-from nbflow.saved_model import builder
+from nbflow.saved_model import builder, constants
 from nbflow.train import saver as saver_lib
 
 
@@ -64,11 +64,11 @@ def _load_tensorflow(
     with sess.graph.as_default():
         saver = saver_lib.import_meta_graph(meta, import_scope=import_scope)
         variables = os.path.join(
-            export_dir, builder.VARIABLES_DIRECTORY, builder.VARIABLES_FILENAME
+            export_dir, constants.VARIABLES_DIRECTORY, constants.VARIABLES_FILENAME
         )
         if saver is not None and io_ops.is_checkpoint(variables):
             saver.restore(sess, variables)
-        for key in (builder.MAIN_OP_KEY, builder.LEGACY_INIT_OP_KEY):
+        for key in (constants.MAIN_OP_KEY, constants.LEGACY_INIT_OP_KEY):
             ops = sess.graph.get_collection(key)
             if ops:
                 sess.run(ops[0])
@@ -115,11 +115,11 @@ def load(
     with sess.graph.as_default():
         saver = saver_lib.import_meta_graph(meta, import_scope=import_scope, **saver_kwargs)
         variables = os.path.join(
-            export_dir, builder.VARIABLES_DIRECTORY, builder.VARIABLES_FILENAME
+            export_dir, constants.VARIABLES_DIRECTORY, constants.VARIABLES_FILENAME
         )
         if saver is not None and io_ops.is_checkpoint(variables):
             saver.restore(sess, variables)
-        for key in (builder.MAIN_OP_KEY, builder.LEGACY_INIT_OP_KEY):
+        for key in (constants.MAIN_OP_KEY, constants.LEGACY_INIT_OP_KEY):
             ops = sess.graph.get_collection(key)
             if ops:
                 sess.run(ops[0])

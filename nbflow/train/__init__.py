@@ -245,3 +245,41 @@ from nbflow.train.proximal_gradient_descent import (  # noqa: E402
 )
 
 __all__ += ["ProximalAdagradOptimizer", "ProximalGradientDescentOptimizer"]
+
+# --- issue 16 (api-last): conditional batching, warm starts, checkpoint polling, protos ---------
+from nbflow.framework.protos import ClusterDef, JobDef, SaverDef, ServerDef  # noqa: E402
+from nbflow.train.adagrad_da import AdagradDAOptimizer  # noqa: E402
+from nbflow.train.basic_loops import basic_train_loop  # noqa: E402
+from nbflow.train.basic_session_run_hooks import GlobalStepWaiterHook, ProfilerHook  # noqa: E402
+from nbflow.train.checkpoint_utils import checkpoints_iterator  # noqa: E402
+from nbflow.train.input import (  # noqa: E402
+    match_filenames_once,
+    maybe_batch,
+    maybe_batch_join,
+    maybe_shuffle_batch,
+    maybe_shuffle_batch_join,
+)
+from nbflow.train.monitored_session import SessionCreator  # noqa: E402
+from nbflow.train.saver import generate_checkpoint_state_proto  # noqa: E402
+from nbflow.train.warm_starting_util import VocabInfo, warm_start  # noqa: E402
+
+__all__ += [
+    "AdagradDAOptimizer",
+    "ClusterDef",
+    "GlobalStepWaiterHook",
+    "ProfilerHook",
+    "basic_train_loop",
+    "JobDef",
+    "SaverDef",
+    "ServerDef",
+    "SessionCreator",
+    "VocabInfo",
+    "checkpoints_iterator",
+    "generate_checkpoint_state_proto",
+    "match_filenames_once",
+    "maybe_batch",
+    "maybe_batch_join",
+    "maybe_shuffle_batch",
+    "maybe_shuffle_batch_join",
+    "warm_start",
+]

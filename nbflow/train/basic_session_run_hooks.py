@@ -18,6 +18,8 @@ import numpy as np
 from nbflow.framework import ops as ops_lib
 from nbflow.framework import protos
 from nbflow.framework.ops import GraphKeys
+from nbflow.runtime.config import RunOptions
+from nbflow.runtime.timeline import Timeline
 from nbflow.train.training_util import get_global_step
 from nbflow.train.session_run_hook import (
     SessionRunArgs,
@@ -111,6 +113,99 @@ class StopAtStepHook(SessionRunHook):
             step = _value(run_context.session.run(self._global_step))
             if step >= self._last_step:  # type: ignore[operator]
                 run_context.request_stop()
+
+
+class GlobalStepWaiterHook(SessionRunHook):
+    """Delays this worker's first step until the global step reaches ``wait_until_step``.
+
+    Workers of asynchronous training start after the chief has taken a few steps, so their
+    stale gradients land on a model that has already moved. It polls the global step every
+    0.5 s, logging the wait, and never waits again once the step was reached.
+    """
+
+    POLL_SECS = 0.5
+
+    def __init__(self, wait_until_step: int):
+        self._wait_until_step = wait_until_step
+
+    def begin(self) -> None:
+        self._worker_is_started = False
+        self._global_step = _require_global_step("GlobalStepWaiterHook")
+
+    def before_run(self, run_context: SessionRunContext) -> None:
+        if self._worker_is_started:
+            return None
+        if self._wait_until_step <= 0:
+            self._worker_is_started = True
+            return None
+        _log.info("Waiting for global step %d before starting training.", self._wait_until_step)
+        last_logged = None
+        while not run_context.stop_requested:
+            step = _value(run_context.session.run(self._global_step))
+            if step >= self._wait_until_step:
+                self._worker_is_started = True
+                return None
+            if step != last_logged:
+                _log.info(
+                    "Waiting for global step %d before starting training; now %d.",
+                    self._wait_until_step,
+                    step,
+                )
+                last_logged = step
+            time.sleep(self.POLL_SECS)
+        return None
+
+
+class ProfilerHook(SessionRunHook):
+    """Traces a step every ``save_steps`` steps or ``save_secs`` seconds (never the first step,
+    which is dominated by setup) and writes its Chrome trace to ``output_dir/timeline-<step>.json``
+    (open in chrome://tracing or Perfetto), and its RunMetadata to the summaries of
+    ``output_dir`` for TensorBoard."""
+
+    def __init__(
+        self,
+        save_steps: int | None = None,
+        save_secs: float | None = None,
+        output_dir: str = "",
+        show_dataflow: bool = True,
+        show_memory: bool = False,
+    ):
+        self._output_dir = output_dir
+        self._output_file = os.path.join(output_dir, "timeline-{}.json")
+        self._show_dataflow = show_dataflow
+        self._show_memory = show_memory
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+
+    def begin(self) -> None:
+        from nbflow.summary.writer import FileWriterCache  # summary sits above train
+
+        self._next_step: int | None = None
+        self._global_step = _require_global_step("ProfilerHook")
+        self._file_writer = FileWriterCache.get(self._output_dir)
+
+    def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
+        self._request_trace = self._next_step is not None and self._timer.should_trigger_for_step(
+            self._next_step
+        )
+        options = RunOptions(trace_level=RunOptions.FULL_TRACE) if self._request_trace else None
+        return SessionRunArgs({"global_step": self._global_step}, options=options)
+
+    def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
+        stale_step = _value(run_values.results["global_step"])
+        if self._next_step is None:
+            self._timer.update_last_triggered_step(stale_step)
+        step = stale_step + 1
+        metadata = run_values.run_metadata
+        if self._request_trace and metadata is not None and metadata.step_stats is not None:
+            step = _value(run_context.session.run(self._global_step))
+            self._timer.update_last_triggered_step(step)
+            trace = Timeline(metadata.step_stats).generate_chrome_trace_format(
+                show_dataflow=self._show_dataflow, show_memory=self._show_memory
+            )
+            with open(self._output_file.format(step), "w") as f:
+                f.write(trace)
+            self._file_writer.add_run_metadata(metadata, f"step_{step}", step)
+        self._next_step = step + 1
 
 
 class NanLossDuringTrainingError(RuntimeError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -263,3 +264,46 @@ class BestCheckpointKeeper:
         if path is not None:
             self._saver.restore(sess, path)
         return path
+
+
+# --- waiting for checkpoints (evaluation loops) ---------------------------------------------------
+def wait_for_new_checkpoint(
+    checkpoint_dir: str,
+    last_checkpoint: str | None = None,
+    seconds_to_sleep: float = 1,
+    timeout: float | None = None,
+) -> str | None:
+    """The newest checkpoint of ``checkpoint_dir`` once it differs from ``last_checkpoint``,
+    polling every ``seconds_to_sleep``; None after ``timeout`` seconds without one."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        path = saver_lib.latest_checkpoint(checkpoint_dir)
+        if path is not None and path != last_checkpoint:
+            return path
+        if deadline is not None and time.monotonic() + seconds_to_sleep > deadline:
+            return None
+        time.sleep(seconds_to_sleep)
+
+
+def checkpoints_iterator(
+    checkpoint_dir: str,
+    min_interval_secs: float = 0,
+    timeout: float | None = None,
+    timeout_fn: Any = None,
+) -> Any:
+    """Yield each new checkpoint of ``checkpoint_dir`` as it appears, at most one per
+    ``min_interval_secs``. After ``timeout`` seconds without a new one it stops, unless
+    ``timeout_fn`` is given and returns False (then it keeps waiting)."""
+    checkpoint_path = None
+    while True:
+        new_path = wait_for_new_checkpoint(checkpoint_dir, checkpoint_path, timeout=timeout)
+        if new_path is None:
+            if timeout_fn is None or timeout_fn():
+                return
+            continue
+        start = time.monotonic()
+        checkpoint_path = new_path
+        yield checkpoint_path
+        remaining = start + min_interval_secs - time.monotonic()
+        if remaining > 0:
+            time.sleep(remaining)

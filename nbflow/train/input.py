@@ -17,7 +17,7 @@ from typing import Any
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import GraphKeys
-from nbflow.ops import array_ops, data_flow_ops
+from nbflow.ops import array_ops, bytes_ops, data_flow_ops, variables
 from nbflow.train.queue_runner import QueueRunner, add_queue_runner
 
 
@@ -312,4 +312,163 @@ def shuffle_batch_join(
         shapes,
         allow_smaller_final_batch,
         name or "shuffle_batch_join",
+    )
+
+
+# --- conditional batching: maybe_batch and friends -----------------------------------------------
+def _kept(tensors: Any, keep_input: Any, enqueue_many: bool) -> tuple[Any, list]:
+    """``tensors`` as a batch holding only the kept examples, and the shape of one example.
+
+    ``keep_input`` is a scalar bool (keep this example, or with ``enqueue_many`` the whole
+    batch) or, with ``enqueue_many``, one bool per example. The result always enqueues with
+    ``enqueue_many``: zero or more rows.
+    """
+    flat, rebuild = _flat(tensors)
+    keep = ops_lib.convert_to_tensor(keep_input, dtype=dtypes.bool)
+    if keep.shape.ndims is None or keep.shape.ndims > 1:
+        raise ValueError(f"keep_input must be a scalar or a vector, got shape {keep.shape}")
+    if keep.shape.ndims == 1 and not enqueue_many:
+        raise ValueError("keep_input must be a scalar when enqueue_many=False")
+    shapes = [t.shape[1:] if enqueue_many else t.shape for t in flat]
+    if not enqueue_many:
+        flat = [array_ops.expand_dims(t, 0) for t in flat]
+    kept = []
+    for t in flat:
+        mask = keep
+        if keep.shape.ndims == 0:
+            mask = array_ops.fill(array_ops.shape(t)[:1], keep)
+        kept.append(array_ops.boolean_mask(t, mask))
+    return rebuild(kept), shapes
+
+
+def maybe_batch(
+    tensors: Any,
+    keep_input: Any,
+    batch_size: int,
+    num_threads: int = 1,
+    capacity: int = 32,
+    enqueue_many: bool = False,
+    shapes: Any = None,
+    dynamic_pad: bool = False,
+    allow_smaller_final_batch: bool = False,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> Any:
+    """``batch`` of only the examples whose ``keep_input`` is true."""
+    with ops_lib.name_scope(name or "maybe_batch"):
+        kept, example_shapes = _kept(tensors, keep_input, enqueue_many)
+    return batch(
+        kept,
+        batch_size,
+        num_threads,
+        capacity,
+        True,
+        shapes or example_shapes,
+        dynamic_pad,
+        allow_smaller_final_batch,
+        shared_name,
+        name or "maybe_batch",
+    )
+
+
+def maybe_shuffle_batch(
+    tensors: Any,
+    batch_size: int,
+    capacity: int,
+    min_after_dequeue: int,
+    keep_input: Any,
+    num_threads: int = 1,
+    seed: int | None = None,
+    enqueue_many: bool = False,
+    shapes: Any = None,
+    allow_smaller_final_batch: bool = False,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> Any:
+    """``shuffle_batch`` of only the examples whose ``keep_input`` is true."""
+    with ops_lib.name_scope(name or "maybe_shuffle_batch"):
+        kept, example_shapes = _kept(tensors, keep_input, enqueue_many)
+    return shuffle_batch(
+        kept,
+        batch_size,
+        capacity,
+        min_after_dequeue,
+        num_threads,
+        seed,
+        True,
+        shapes or example_shapes,
+        allow_smaller_final_batch,
+        shared_name,
+        name or "maybe_shuffle_batch",
+    )
+
+
+def maybe_batch_join(
+    tensors_list: list[Any],
+    keep_input: Any,
+    batch_size: int,
+    capacity: int = 32,
+    enqueue_many: bool = False,
+    shapes: Any = None,
+    dynamic_pad: bool = False,
+    allow_smaller_final_batch: bool = False,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> Any:
+    """``batch_join`` of only the examples whose ``keep_input`` is true (one per source)."""
+    with ops_lib.name_scope(name or "maybe_batch_join"):
+        pairs = [_kept(tensors, keep_input, enqueue_many) for tensors in tensors_list]
+    return batch_join(
+        [kept for kept, _ in pairs],
+        batch_size,
+        capacity,
+        True,
+        shapes or pairs[0][1],
+        dynamic_pad,
+        allow_smaller_final_batch,
+        shared_name,
+        name or "maybe_batch_join",
+    )
+
+
+def maybe_shuffle_batch_join(
+    tensors_list: list[Any],
+    batch_size: int,
+    capacity: int,
+    min_after_dequeue: int,
+    keep_input: Any,
+    seed: int | None = None,
+    enqueue_many: bool = False,
+    shapes: Any = None,
+    allow_smaller_final_batch: bool = False,
+    shared_name: str | None = None,
+    name: str | None = None,
+) -> Any:
+    """``shuffle_batch_join`` of only the examples whose ``keep_input`` is true."""
+    with ops_lib.name_scope(name or "maybe_shuffle_batch_join"):
+        pairs = [_kept(tensors, keep_input, enqueue_many) for tensors in tensors_list]
+    return shuffle_batch_join(
+        [kept for kept, _ in pairs],
+        batch_size,
+        capacity,
+        min_after_dequeue,
+        seed,
+        True,
+        shapes or pairs[0][1],
+        allow_smaller_final_batch,
+        shared_name,
+        name or "maybe_shuffle_batch_join",
+    )
+
+
+# --- file name matching ---------------------------------------------------------------------------
+def match_filenames_once(pattern: Any, name: str | None = None) -> Any:
+    """A local variable holding the files matching ``pattern`` (a glob), listed once when it is
+    initialized (``local_variables_initializer``), so later reads see the same list."""
+    return variables.Variable(
+        bytes_ops.matching_files(pattern),
+        trainable=False,
+        validate_shape=False,
+        collections=[GraphKeys.LOCAL_VARIABLES],
+        name=name or "matching_filenames",
     )

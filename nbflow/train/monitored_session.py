@@ -23,6 +23,7 @@ from nbflow import errors
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import GraphKeys
 from nbflow.ops import control_flow_ops, summary_ops, variables
+from nbflow.runtime.config import RunMetadata
 from nbflow.train import basic_session_run_hooks as hooks_lib
 from nbflow.train import saver as saver_lib
 from nbflow.train.session_manager import SessionManager
@@ -129,7 +130,14 @@ class Scaffold:
     saver = property(lambda self: self._saver)
 
 
-class _SessionCreator:
+class SessionCreator:
+    """Makes the session a MonitoredSession wraps: subclasses define ``create_session()``."""
+
+    def create_session(self) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement create_session()")
+
+
+class _SessionCreator(SessionCreator):
     """What both session creators share: a scaffold, the master and the session config."""
 
     def __init__(self, scaffold: Scaffold | None, master: str, config: Any):
@@ -296,6 +304,8 @@ class _MonitoredSession:
                 feeds[key] = value
             if request.options is not None and options is None:
                 options = request.options
+        if options is not None and run_metadata is None:
+            run_metadata = RunMetadata()  # a hook asked for a trace: it reads it in after_run
         outputs = self._sess.run(
             all_fetches, feed_dict=feeds or None, options=options, run_metadata=run_metadata
         )

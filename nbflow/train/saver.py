@@ -142,6 +142,36 @@ def update_checkpoint_state(
     write_atomically(os.path.join(save_dir, latest_filename or "checkpoint"), _state_text(state))
 
 
+def generate_checkpoint_state_proto(
+    save_dir: str,
+    model_checkpoint_path: str,
+    all_model_checkpoint_paths: Sequence[str] | None = None,
+    all_model_checkpoint_timestamps: Sequence[float] | None = None,
+    last_preserved_timestamp: float | None = None,
+) -> CheckpointState:
+    """The CheckpointState ``update_checkpoint_state`` would write, without writing it.
+
+    ``model_checkpoint_path`` is appended to ``all_model_checkpoint_paths`` unless it is last
+    already; with a relative ``save_dir``, relative paths become relative to it.
+    """
+    paths = list(all_model_checkpoint_paths or [])
+    if not paths or paths[-1] != model_checkpoint_path:
+        paths.append(model_checkpoint_path)
+    timestamps = list(all_model_checkpoint_timestamps or [])
+    if timestamps and len(timestamps) != len(paths):
+        raise ValueError(
+            f"Checkpoint timestamps, if provided, must match checkpoint paths "
+            f"({len(timestamps)} vs {len(paths)})"
+        )
+    if not os.path.isabs(save_dir):
+        if not os.path.isabs(model_checkpoint_path):
+            model_checkpoint_path = os.path.relpath(model_checkpoint_path, save_dir)
+        paths = [p if os.path.isabs(p) else os.path.relpath(p, save_dir) for p in paths]
+    return CheckpointState(
+        model_checkpoint_path, paths, timestamps, last_preserved_timestamp or 0.0
+    )
+
+
 def get_checkpoint_state(
     checkpoint_dir: str, latest_filename: str | None = None
 ) -> CheckpointState | None:
