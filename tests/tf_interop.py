@@ -23,7 +23,6 @@ def tensorflow_python():
         sys.executable,
         os.environ.get("NBFLOW_TF_PYTHON", ""),
         os.path.join(_ROOT, ".benchvenv", "bin", "python"),
-        "/work/main/.benchvenv/bin/python",
     ]
     for python in candidates:
         if python and os.path.exists(python):
