@@ -2,7 +2,7 @@
 
 Run with the TensorFlow venv (never a dependency of nbflow):
 
-    /work/main/.benchvenv/bin/python tests/faults/make_bad_inputs_fixture.py
+    .benchvenv/bin/python tests/faults/make_bad_inputs_fixture.py
 
 Runs every case of ``bad_inputs.py`` under ``tf.compat.v1`` graph mode and keeps, per case, the
 class of the error TensorFlow raised (None: it ran), the start of its message, whether the

@@ -2,7 +2,7 @@
 
 Run with the TensorFlow venv (never a dependency of nbflow):
 
-    /work/main/.benchvenv/bin/python tests/faults/make_feed_fixture.py
+    .benchvenv/bin/python tests/faults/make_feed_fixture.py
 
 Each case feeds ``value`` (a Python expression over ``np``) to a placeholder of ``dtype`` and
 ``shape`` and fetches ``tf.identity`` of it: the fixture keeps the result's dtype, shape and
