@@ -285,3 +285,14 @@ def test_sample_shape_may_be_a_tensor_and_copy_overrides_parameters():
     assert drawn.shape == (4, 5, 3)
     wider = d.copy(scale=np.float64(3.0))
     assert isinstance(wider, tfd.Normal) and run(wider.stddev()).tolist() == [3.0, 3.0, 3.0]
+
+
+def test_multinomial_samples_with_a_fed_total_count_per_batch_member():
+    total = tf.placeholder(tf.float32, [2])
+    probs = np.array([[0.2, 0.3, 0.5], [0.5, 0.5, 0.0]], np.float32)
+    dist = tf.distributions.Multinomial(total_count=total, probs=probs)
+    with tf.Session() as sess:
+        counts = sess.run(dist.sample(4000, seed=3), {total: [4.0, 7.0]})
+    assert counts.shape == (4000, 2, 3)
+    np.testing.assert_array_equal(counts.sum(-1), np.broadcast_to([4.0, 7.0], (4000, 2)))
+    np.testing.assert_allclose(counts.mean(0), [[0.8, 1.2, 2.0], [3.5, 3.5, 0.0]], atol=0.1)

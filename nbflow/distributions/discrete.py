@@ -248,16 +248,21 @@ class Multinomial(VectorEvent):
         return self._logits
 
     def _sample_n(self, n: Tensor, seed: int | None) -> Tensor:
-        total = ops_lib.constant_value(self._total_count)
-        if total is None or getattr(total, "ndim", 0) != 0:
-            raise NotImplementedError(
-                "Multinomial.sample needs a constant scalar total_count in nbflow"
-            )
+        # Each batch member draws max(total_count) categories per sample and counts only its
+        # first total_count draws, so total_count may be any tensor broadcasting to the batch.
         k = array_ops.shape(self._logits)[-1]
         logits_2d = array_ops.reshape(self._logits, array_ops.stack([-1, k]))
-        draws = random_ops.multinomial(logits_2d, n * int(total), seed=seed)  # [B, n * total]
-        draws = array_ops.reshape(draws, array_ops.stack([-1, n, int(total)]))
-        counts = math_ops.reduce_sum(array_ops.one_hot(draws, k, dtype=self.dtype), -2)
+        batch = array_ops.shape(self._logits)[:-1]
+        totals = math_ops.cast(self._total_count, dtypes.int32) + array_ops.zeros(
+            batch, dtypes.int32
+        )
+        totals = array_ops.reshape(totals, [-1, 1, 1])  # [B, 1, 1]
+        most = math_ops.reduce_max(totals)
+        draws = random_ops.multinomial(logits_2d, n * most, seed=seed)  # [B, n * most]
+        draws = array_ops.reshape(draws, array_ops.stack([-1, n, most]))
+        kept = math_ops.cast(math_ops.range(most) < totals, self.dtype)  # [B, 1, most]
+        one_hot = array_ops.one_hot(draws, k, dtype=self.dtype)  # [B, n, most, k]
+        counts = math_ops.reduce_sum(one_hot * array_ops.expand_dims(kept, -1), -2)
         counts = array_ops.transpose(counts, [1, 0, 2])  # [n, B, k]
         shape = array_ops.concat([array_ops.reshape(n, [1]), array_ops.shape(self._logits)], 0)
         return array_ops.reshape(counts, shape)

@@ -44,15 +44,21 @@ def lstsq(
 ) -> Tensor:
     """Least-squares solutions of ``matrix X = rhs`` (regularized by ``l2_regularizer``).
 
-    Solves the normal equations through a Cholesky factorization, TensorFlow's ``fast`` path
-    (``fast=False``, the complete orthogonal decomposition, is not implemented).
+    ``fast=True`` (TensorFlow's default) solves the regularized normal equations through a
+    Cholesky factorization. ``fast=False`` without regularization is the robust path: the
+    minimum-norm solution ``pinv(matrix) rhs`` from the SVD, which, like TensorFlow's complete
+    orthogonal decomposition, also holds for rank-deficient matrices.
     """
-    if not fast:
-        raise NotImplementedError("lstsq(fast=False) is not implemented in nbflow; use fast=True")
     with ops_lib.name_scope(name, "matrix_solve_ls", [matrix, rhs, l2_regularizer]):
         a = ops_lib.convert_to_tensor(matrix, name="matrix")
         b = ops_lib.convert_to_tensor(rhs, dtype=a.dtype.base_dtype, name="rhs")
         l2 = ops_lib.convert_to_tensor(l2_regularizer, dtype=a.dtype.base_dtype, name="l2")
+        if not fast:
+            l2_value = ops_lib.constant_value(l2)
+            if l2_value is None:
+                raise ValueError("lstsq(fast=False) needs a constant l2_regularizer")
+            if float(l2_value) == 0.0:
+                return matmul(pinv(a), b)
         dims = a.shape.dims
         if dims is None or dims[-1].value is None or dims[-2].value is None:
             raise ValueError(f"lstsq needs static matrix dimensions, got shape {a.shape}")

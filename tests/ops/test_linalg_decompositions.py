@@ -251,3 +251,14 @@ def test_tridiagonal_matmul_and_solve_agree_with_the_dense_matrix():
     np.testing.assert_allclose(solution, np.linalg.solve(dense, rhs), rtol=1e-10)
     np.testing.assert_allclose(vector, np.linalg.solve(dense, rhs[:, 0]), rtol=1e-10)
     np.testing.assert_allclose(from_sequence, solution, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)], ids=["overdetermined", "underdetermined"])
+def test_lstsq_robust_path_is_the_minimum_norm_solution_also_when_rank_deficient(shape):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(shape)
+    a[:, -1] = a[:, 0]  # rank deficient: the normal equations of the fast path are singular
+    b = rng.standard_normal((shape[0], 2))
+    with tf.Session() as sess:
+        got = sess.run(tf.linalg.lstsq(a, b, fast=False))
+    np.testing.assert_allclose(got, np.linalg.lstsq(a, b, rcond=None)[0], atol=1e-10)
