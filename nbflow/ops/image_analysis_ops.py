@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import heapq
+
 import numpy as np
 
 from nbflow.framework import dtypes
@@ -281,6 +283,73 @@ class NonMaxSuppression(OpDef):
         return [np.asarray(keep, np.int32), valid]
 
 
+class NonMaxSuppressionV5(OpDef):
+    """Soft non-maximum suppression (Bodla et al. 2017), TensorFlow's ``NonMaxSuppressionV5``
+    with ``soft_nms_sigma > 0``: a candidate's score decays by ``exp(-0.5 iou^2 / sigma)`` for
+    every box selected since it was last scored; it is selected when it is still the best
+    candidate after decaying, and dropped once its score falls to ``score_threshold``. As in
+    TensorFlow, ``iou_threshold`` suppresses nothing in this mode. Outputs: the selected indices,
+    their decayed scores and how many were selected."""
+
+    inputs = (
+        "boxes",
+        "scores",
+        "max_output_size",
+        "iou_threshold",
+        "score_threshold",
+        "soft_nms_sigma",
+    )
+    num_outputs = 3
+    differentiable = False
+    cpu_only = True
+    samples = [
+        Sample(
+            boxes=np.array([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3]], np.float32),
+            scores=np.array([0.9, 0.8, 0.7], np.float32),
+            max_output_size=np.array(3, np.int32),
+            iou_threshold=np.array(0.5, np.float32),
+            score_threshold=np.array(0.1, np.float32),
+            soft_nms_sigma=np.array(0.5, np.float32),
+        )
+    ]
+
+    def infer(self, boxes, scores, *thresholds):
+        return [
+            TensorSpec([None], dtypes.int32),
+            TensorSpec([None], dtypes.float32),
+            TensorSpec([], dtypes.int32),
+        ]
+
+    def compute(
+        self, ctx, boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma
+    ):
+        overlaps = _iou(np.asarray(boxes, np.float32))
+        scale = -0.5 / float(soft_nms_sigma)
+        floor = float(score_threshold)
+        # A max-heap of (-score, index, how many selected boxes have already decayed the score).
+        heap = [(-float(s), i, 0) for i, s in enumerate(scores) if s > floor]
+        heapq.heapify(heap)
+        selected: list[int] = []
+        kept_scores: list[float] = []
+        while heap and len(selected) < int(max_output_size):
+            negative, i, seen = heapq.heappop(heap)
+            score = original = -negative
+            for j in reversed(selected[seen:]):
+                score *= np.exp(scale * overlaps[i, j] ** 2)
+                if score <= floor:
+                    break
+            if score == original:
+                selected.append(i)
+                kept_scores.append(score)
+            elif score > floor:
+                heapq.heappush(heap, (-score, i, len(selected)))
+        return [
+            np.asarray(selected, np.int32),
+            np.asarray(kept_scores, np.float32),
+            np.int32(len(selected)),
+        ]
+
+
 def _nms(boxes, scores, max_output_size, iou_threshold, score_threshold, use_overlaps, pad, name):
     inputs = [
         math_ops.cast(ops_lib.convert_to_tensor(boxes), dtypes.float32),
@@ -322,9 +391,21 @@ def non_max_suppression_with_scores(
     soft_nms_sigma: float = 0.0,
     name: str | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """(indices, their scores) of ``non_max_suppression`` (hard suppression only)."""
+    """(indices, their scores) of ``non_max_suppression``; with ``soft_nms_sigma > 0``, Soft-NMS
+    (``NonMaxSuppressionV5``): overlapping boxes are down-weighted instead of dropped."""
     if soft_nms_sigma:
-        raise NotImplementedError("soft_nms_sigma > 0 (Soft-NMS) is not supported")
+        inputs = [
+            math_ops.cast(ops_lib.convert_to_tensor(boxes), dtypes.float32),
+            math_ops.cast(ops_lib.convert_to_tensor(scores), dtypes.float32),
+            ops_lib.convert_to_tensor(max_output_size, dtype=dtypes.int32),
+            ops_lib.convert_to_tensor(iou_threshold, dtype=dtypes.float32),
+            ops_lib.convert_to_tensor(score_threshold, dtype=dtypes.float32),
+            ops_lib.convert_to_tensor(soft_nms_sigma, dtype=dtypes.float32),
+        ]
+        op = ops_lib.get_default_graph().create_op(
+            "NonMaxSuppressionV5", inputs, name=name or "non_max_suppression_with_scores"
+        )
+        return op.outputs[0], op.outputs[1]
     indices = non_max_suppression(
         boxes, scores, max_output_size, iou_threshold, score_threshold, name
     )

@@ -1,6 +1,7 @@
 """tf.image colour spaces, gradients, Sobel edges, PSNR and SSIM against TensorFlow's values
 (tests/fixtures/image_quality.npz, written by tests/fixtures/make_image_quality.py)."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -65,3 +66,22 @@ def test_ssim_of_an_image_with_itself_is_one_and_has_a_gradient():
         same, g = sess.run([tf.image.ssim(a, a, 1.0), grad])
     np.testing.assert_allclose(same, [1.0, 1.0], rtol=1e-5)
     assert np.isfinite(g).all() and np.abs(g).sum() > 0
+
+
+def test_soft_nms_selects_and_rescores_as_tensorflow():
+    fixture = json.loads((Path(__file__).parents[1] / "fixtures" / "soft_nms.json").read_text())
+    boxes = np.array(fixture["boxes"], np.float32)
+    scores = np.array(fixture["scores"], np.float32)
+    for case in fixture["cases"]:
+        indices, kept = tf.image.non_max_suppression_with_scores(
+            boxes,
+            scores,
+            15,
+            case["iou_threshold"],
+            case["score_threshold"],
+            case["soft_nms_sigma"],
+        )
+        with tf.Session() as sess:
+            got_indices, got_scores = sess.run([indices, kept])
+        assert got_indices.tolist() == case["indices"]
+        np.testing.assert_allclose(got_scores, case["scores"], rtol=1e-5)
