@@ -114,12 +114,32 @@ class FeedSlot:
         self.name = tensor.name
 
     def convert(self, value: Any) -> Any:
-        """``value`` as fed for this tensor: as it is when it already fits, else converted and
-        checked as TensorFlow's session does (``feeds.convert_feed``)."""
-        if type(value) is np.ndarray and value.dtype == self.np_dtype:
-            dims = self.dims
-            if dims is None or value.shape == dims:
-                return value
+        """``value`` as fed for this tensor: as it is (or as a plain cast) when it already fits,
+        else converted and checked as TensorFlow's session does (``feeds.convert_feed``)."""
+        np_dtype = self.np_dtype
+        if type(value) is np.ndarray:
+            if value.dtype == np_dtype:
+                array = value
+            elif np_dtype is not None and value.dtype.kind == "f" == np_dtype.kind:
+                array = value.astype(np_dtype)  # float64 data into a float32 placeholder
+            else:
+                array = None
+        elif type(value) is float and np_dtype is not None and np_dtype.kind == "f":
+            array = np.asarray(value, np_dtype)  # a Python float into a float: a plain cast
+        elif isinstance(value, np.generic) and value.dtype == np_dtype:
+            array = np.asarray(value)
+        else:
+            array = None
+        dims = self.dims
+        if array is not None and (
+            dims is None
+            or array.shape == dims
+            or (
+                len(array.shape) == len(dims)
+                and all(d is None or d == s for d, s in zip(dims, array.shape))
+            )
+        ):
+            return array
         return convert_feed(value, self.dtype, self.dims, self.name)
 
 
