@@ -13,7 +13,7 @@ from nbflow import errors, gfile
 from nbflow.framework import dtypes
 from nbflow.framework.dtypes import *  # noqa: F403 - tf.float32 and friends
 from nbflow.framework.dtypes import DType, as_dtype
-from nbflow.framework.graph_def import import_graph_def
+from nbflow.framework.importer import import_graph_def
 from nbflow.framework.protos import AttrValue, GraphDef, MetaGraphDef, NodeDef  # TF's protos
 from nbflow.framework.op_def import OpDef, TensorSpec
 from nbflow.framework.ops import (

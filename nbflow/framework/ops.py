@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 from typing import Any
@@ -18,7 +19,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 from nbflow.devices.spec import DeviceSpec, merge_device
 from nbflow.framework import dtypes
-from nbflow.framework.op_def import OpDef, TensorSpec, get_op_def
+from nbflow.framework.graph_def import graph_to_graph_def, node_def_of
+from nbflow.framework.op_def import REQUIRED, OpDef, TensorSpec, get_op_def
+from nbflow.framework.protos import graph_def_to_proto
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 
 _NBFLOW_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -247,9 +250,6 @@ class Operation:
     def node_def(self) -> Any:
         """This op as TensorFlow's ``NodeDef`` proto: ``.name``, ``.op``, ``.input``,
         ``.device`` and ``.attr`` (``AttrValue``s), as device functions read it."""
-        from nbflow.framework.graph_def import node_def_of
-        from nbflow.framework.protos import graph_def_to_proto
-
         return graph_def_to_proto({"node": [node_def_of(self)]}).node[0]
 
     def get_attr(self, name: str) -> Any:
@@ -272,6 +272,14 @@ class Operation:
         for op in ops:
             self._add_control_input(op)
 
+    def _update_input(self, index: int, tensor: Tensor) -> None:
+        """Rewire data input ``index`` to ``tensor`` (a loop's back edge, a captured value)."""
+        old = self._inputs[index]
+        self._inputs[index] = tensor
+        if self in old._consumers:
+            old._consumers.remove(self)
+        tensor._consumers.append(self)
+
     def values(self) -> tuple[Tensor, ...]:
         return tuple(self._outputs)
 
@@ -289,11 +297,21 @@ class Operation:
         return str(self.node_def)
 
 
-def _notebook_mimebundle(obj: Any, include: Any, exclude: Any) -> dict[str, Any]:
-    """Rich display for notebook front ends; the renderer is imported only when one asks."""
-    from nbflow.notebook.display import mimebundle
+# Rich display for notebook front ends: nbflow.notebook.display registers its renderer when it
+# is imported (the notebook layer sits on top; the framework never imports it).
+_mimebundle_renderer: Callable[[Any, Any, Any], dict[str, Any]] | None = None
 
-    return mimebundle(obj, include, exclude)
+
+def register_mimebundle_renderer(render: Callable[[Any, Any, Any], dict[str, Any]]) -> None:
+    """Render ``_repr_mimebundle_`` of graphs, ops, tensors and sessions with ``render``."""
+    global _mimebundle_renderer
+    _mimebundle_renderer = render
+
+
+def _notebook_mimebundle(obj: Any, include: Any, exclude: Any) -> dict[str, Any]:
+    if _mimebundle_renderer is None:
+        return {"text/plain": repr(obj)}
+    return _mimebundle_renderer(obj, include, exclude)
 
 
 def _run_with_session(fetch: Any, feed_dict: dict | None, session: Any) -> Any:
@@ -717,8 +735,6 @@ class Graph:
         values = self._collections.get(name, [])
         if scope is None:
             return list(values)
-        import re
-
         pattern = re.compile(scope)
         return [v for v in values if hasattr(v, "name") and pattern.match(v.name)]
 
@@ -733,8 +749,6 @@ class Graph:
 
     # --- serialisation --------------------------------------------------------------------------
     def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict:
-        from nbflow.framework.graph_def import graph_to_graph_def
-
         return graph_to_graph_def(self, add_shapes=add_shapes)
 
     @property
@@ -749,8 +763,6 @@ class Graph:
 
 
 def _required() -> Any:
-    from nbflow.framework.op_def import REQUIRED
-
     return REQUIRED
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import Graph, Operation, Tensor
 
 MAX_ATTR_CHARS = 120
@@ -38,6 +39,9 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, 
     else:
         bundle = {"text/plain": repr(obj), "text/html": session_html(obj)}
     return _filter(bundle, include, exclude)
+
+
+ops_lib.register_mimebundle_renderer(mimebundle)  # Graph/Operation/Tensor/Session display
 
 
 def in_kernel() -> bool:

@@ -239,7 +239,7 @@ class _ForwardState:
             one = array_ops.constant(1, dtype=dtypes.int32, name="one")
             one.op._add_control_input(index.op)
             nxt = cf._create("NextIteration", [index + one], name="NextIteration")
-            cf._replace_input(merge, 1, nxt.outputs[0])
+            merge._update_input(1, nxt.outputs[0])
             count = cf._create("Exit", [switch.outputs[0]], name="Exit")
             made = [merge, switch, index.op, one.op, nxt, count, nxt.inputs[0].op]
             key = index
@@ -292,7 +292,7 @@ class _ForwardState:
                     "Merge", [[self.next_iteration.inputs[0]]], name=f"{self.loop.name}/grad_gate"
                 )
             cf._contexts[self.gate] = self.loop
-            cf._replace_input(self.next_iteration, 0, self.gate.outputs[0])
+            self.next_iteration._update_input(0, self.gate.outputs[0])
         self.gate._add_control_input(push)
 
 
@@ -482,7 +482,7 @@ def _route_forward_values(
             continue  # added to the forward loop (pushes of a nested loop's gradient)
         for k, t in enumerate(op._inputs):
             if t.op in constant_enters:
-                cf._replace_input(op, k, constant_enters[t.op])
+                op._update_input(k, constant_enters[t.op])
             elif _in_loop(t.op, loop):
                 pop = pops.get(t)
                 if pop is None:
@@ -495,7 +495,7 @@ def _route_forward_values(
                             name="grad_pop",
                         ).outputs[0]
                     pops[t] = pop
-                cf._replace_input(op, k, pop)
+                op._update_input(k, pop)
 
 
 def _backprop(
