@@ -1,4 +1,4 @@
-"""``import_graph_def``: a GraphDef (nbflow's dict, its JSON, or TensorFlow's protobuf) into a graph.
+"""``import_graph_def``: a GraphDef (nbflow's dict, its JSON or TensorFlow's protobuf) into a graph.
 
 Ops are rebuilt through the registry, so an imported graph runs like the original. TensorFlow's
 ``GraphDef`` protocol buffer (``tf.GraphDef``, e.g. parsed from a frozen ``.pb`` or a text

@@ -492,6 +492,11 @@ class L2Loss(OpDef):
         return [op.inputs[0] * grad]
 
 
+def l2_loss(t: Any, name: str | None = None) -> Tensor:
+    """``tf.nn.l2_loss``: sum(t ** 2) / 2."""
+    return _create("L2Loss", [ops_lib.convert_to_tensor(t)], name=name)
+
+
 # --- top_k ----------------------------------------------------------------------------------------
 class TopKV2(OpDef):
     """The k largest entries of the last axis, sorted descending, and their indices."""
