@@ -43,6 +43,7 @@ from nbflow.framework.op_def import KernelContext, OpDef, TensorSpec
 from nbflow.framework.ops import Operation, Tensor
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops import control_flow_ops as cf
+from nbflow import errors
 
 
 # --- keyed stacks -------------------------------------------------------------------------------
@@ -150,8 +151,6 @@ def _dense(g: Any) -> Tensor:
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    from nbflow.ops import array_ops
-
     return array_ops.zeros_like(t)
 
 
@@ -209,8 +208,6 @@ class _ForwardState:
     """What the forward loop records for its gradient: an iteration counter and stacks."""
 
     def __init__(self, loop: cf.WhileContext):
-        from nbflow.ops import array_ops
-
         self.loop = loop
         self.stacks: dict[Tensor, Tensor] = {}  # forward tensor -> stack handle (top level)
         self.gate: Operation | None = None  # Merge the counter waits on for maybe-dead pushes
@@ -385,13 +382,9 @@ def while_loop_grad(
     in another loop (its backward loop is then built inside the enclosing backward body).
     Loop invariants whose Enter is not in ``on_path`` (when given) get no gradient.
     """
-    from nbflow.ops import array_ops, math_ops
-
     if not loop.back_prop:
         return {}
     if _enclosing_loops(loop) and outer_key is None:
-        from nbflow import errors
-
         exit_op = loop.exits[0].op
         raise errors.UnimplementedError(
             exit_op.node_def,
@@ -566,8 +559,6 @@ def _backprop(
 
 
 def _sum(grads: dict[Tensor, list], t: Tensor) -> Any:
-    from nbflow.ops import math_ops
-
     parts = grads.get(t)
     if not parts:
         return None
@@ -580,3 +571,8 @@ def _sum(grads: dict[Tensor, list], t: Tensor) -> Any:
 
 def _op_id(op: Operation) -> int:
     return op._id
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import array_ops, math_ops  # noqa: E402

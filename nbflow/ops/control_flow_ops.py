@@ -40,6 +40,7 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, TensorSpec
 from nbflow.framework.ops import Operation, Tensor
 from nbflow.framework.tensor_shape import TensorShape, as_shape
+from nbflow import errors
 
 
 class NoOp(OpDef):
@@ -85,15 +86,13 @@ def group(*inputs: Any, name: str | None = None) -> ops_lib.Operation:
 
 def tuple(tensors: Sequence[Any], name: str | None = None, control_inputs: Any = None) -> list:
     """Tensors with the same values as ``tensors`` that are all available only after all are."""
-    from nbflow.ops.array_ops import identity
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "tuple") as scope:
         gating = group(*[t for t in tensors if t is not None], *(control_inputs or []))
         out = []
         with graph.control_dependencies([gating]):
             for t in tensors:
-                out.append(None if t is None else identity(t))
+                out.append(None if t is None else array_ops.identity(t))
         del scope
         return out
 
@@ -137,8 +136,6 @@ class Switch(_ControlFlowOp):
         return (DEAD, data) if pred else (data, DEAD)
 
     def gradient(self, op: Operation, grad_false: Any, grad_true: Any) -> list:
-        from nbflow.ops import control_flow_grad
-
         return control_flow_grad.switch_grad(op, grad_false, grad_true)
 
 
@@ -170,8 +167,6 @@ class Merge(_ControlFlowOp):
         return DEAD, DEAD
 
     def gradient(self, op: Operation, grad: Any, grad_index: Any) -> list:
-        from nbflow.ops import control_flow_grad
-
         return control_flow_grad.merge_grad(op, grad)
 
 
@@ -433,8 +428,6 @@ def cond(
     >>> tf.Session().run(tf.cond(x > 1.0, lambda: x * 10.0, lambda: x))
     20.0
     """
-    from nbflow.ops.array_ops import identity
-
     true_fn = true_fn or fn1
     false_fn = false_fn or fn2
     if not callable(true_fn) or not callable(false_fn):
@@ -449,7 +442,7 @@ def cond(
         outer = current_context()
         results = []
         for branch, fn, p in ((1, true_fn, p_true), (0, false_fn, p_false)):
-            pivot = identity(p, name="switch_t" if branch else "switch_f")
+            pivot = array_ops.identity(p, name="switch_t" if branch else "switch_f")
             ctx = CondContext(pred, pivot, branch, outer)
             _contexts[pivot.op] = ctx
             result, new_ops = ctx.build(fn)
@@ -488,10 +481,9 @@ def _branch_value(value: Any) -> Tensor:
         return value._loop_flow
     if isinstance(value, Operation):
         # An op as a branch result: a scalar live exactly when the op ran.
-        from nbflow.ops.array_ops import constant
 
         with ops_lib.control_dependencies([value]):
-            return constant(True)
+            return array_ops.constant(True)
     return ops_lib.convert_to_tensor(value)
 
 
@@ -507,8 +499,6 @@ def case(
     Built as nested conds, so only the selected function's ops run. With ``exclusive``, a run
     where more than one predicate is true fails.
     """
-    from nbflow.ops import math_ops
-
     if isinstance(pred_fn_pairs, dict):
         pairs = list(pred_fn_pairs.items())
     else:
@@ -550,8 +540,6 @@ class _AssertAtMostOne(OpDef):
 
     def compute(self, ctx: KernelContext, count: Any, names: list) -> None:
         if int(count) > 1:
-            from nbflow import errors
-
             raise errors.InvalidArgumentError(
                 None,
                 None,
@@ -565,10 +553,8 @@ def _assert_at_most_one(count: Tensor, names: list[str]) -> Operation:
 
 
 def _with_dependency(t: Tensor, op: Operation) -> Tensor:
-    from nbflow.ops.array_ops import identity
-
     with ops_lib.control_dependencies([op]):
-        return identity(t)
+        return array_ops.identity(t)
 
 
 # --- while_loop -----------------------------------------------------------------------------------
@@ -641,8 +627,6 @@ def while_loop(
     >>> tf.Session().run(i)
     10
     """
-    from nbflow.ops import math_ops
-
     if not callable(cond) or not callable(body):
         raise TypeError("while_loop: cond and body must be callable")
     if parallel_iterations < 1:
@@ -694,8 +678,6 @@ def _while(
     back_prop: bool,
     name: str | None,
 ) -> Any:
-    from nbflow.ops.array_ops import identity
-
     graph = ops_lib.get_default_graph()
     flat_vars = _flatten(structure)
     flat_tensors = [_loop_tensor(v) for v in flat_vars]
@@ -767,7 +749,7 @@ def _while(
             )
             _contexts[sw] = ctx
             ctx.switches.append(sw)
-            ident = identity(sw.outputs[1], name="Identity")
+            ident = array_ops.identity(sw.outputs[1], name="Identity")
             _contexts[ident.op] = ctx
             body_in.append(ident)
         ctx.identities = body_in
@@ -873,3 +855,8 @@ def _pack_as(structure: Any, flat: Sequence[Any], unwrap_single: bool = False) -
     ):
         return out[0]
     return out
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import array_ops, control_flow_grad, math_ops  # noqa: E402

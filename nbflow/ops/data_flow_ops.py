@@ -27,6 +27,9 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, TensorSpec
 from nbflow.framework.ops import Tensor
 from nbflow.framework.tensor_shape import TensorShape, as_shape
+from nbflow.ops.random_ops import get_seed
+from nbflow.ops.control_flow_ops import group
+from nbflow.framework.indexed_slices import IndexedSlices
 
 Done = Callable[..., None]
 
@@ -668,8 +671,6 @@ class RandomShuffleQueue(QueueBase):
         shared_name=None,
         name="random_shuffle_queue",
     ):
-        from nbflow.ops.random_ops import get_seed
-
         seed1, seed2 = get_seed(seed)
         extra = {
             "min_after_dequeue": min_after_dequeue,
@@ -740,8 +741,6 @@ class TokenBarrier:
             }
 
     def arrive(self, participant: int, name: str | None = None) -> ops_lib.Operation:
-        from nbflow.ops.control_flow_ops import group
-
         others = [j for j in range(self.num_participants) if j != participant]
         graph = _graph()
         with graph.name_scope(name or f"arrive_{participant}"):
@@ -1108,7 +1107,5 @@ class SparseConditionalAccumulator(ConditionalAccumulator):
         return tuple(op.outputs)
 
     def take_indexed_slices_grad(self, num_required: Any, name: str | None = None) -> Any:
-        from nbflow.framework.indexed_slices import IndexedSlices
-
         indices, values, shape = self.take_grad(num_required, name)
         return IndexedSlices(values, indices, shape)

@@ -114,9 +114,7 @@ def gather(
     >>> tf.gather(tf.zeros([5, 3]), [0, 2]).shape
     TensorShape([2, 3])
     """
-    from nbflow.ops.variables import Variable
-
-    if isinstance(params, Variable):
+    if isinstance(params, variables.Variable):
         params = params.value()
     inputs = [ops_lib.convert_to_tensor(params), _int_tensor(indices), _int_tensor(axis)]
     return _create1("GatherV2", inputs, {"batch_dims": batch_dims}, name=name)
@@ -176,8 +174,6 @@ class UnsortedSegmentSum(OpDef):
         return out
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops import math_ops
-
         ids = op.inputs[1]
         is_positive = math_ops.greater_equal(ids, zeros_like(ids))
         gathered = gather(grad, math_ops.maximum(ids, zeros_like(ids)))
@@ -409,8 +405,6 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any =
 
 
 def _prod(x: Tensor) -> Tensor:
-    from nbflow.ops import math_ops
-
     return math_ops.reduce_prod(x)
 
 
@@ -446,3 +440,8 @@ def _convert_indexed_slices(
 
 
 ops_lib.register_tensor_conversion_function(IndexedSlices, _convert_indexed_slices)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops, variables  # noqa: E402
