@@ -28,6 +28,7 @@ from nbflow.ops.embedding_ops import (  # noqa: F401 - tf.nn.embedding_lookup[_s
     embedding_lookup,
     embedding_lookup_sparse,
 )
+from nbflow.ops import random_ops
 
 Tensor = ops_lib.Tensor
 
@@ -392,8 +393,6 @@ def dropout(
     rate: Any = None,
 ) -> Tensor:
     """Zero each element with probability ``rate`` (= 1 - keep_prob), scale the rest up."""
-    from nbflow.ops import random_ops
-
     if (keep_prob is None) == (rate is None):
         raise ValueError("Specify exactly one of keep_prob and rate")
     graph = ops_lib.get_default_graph()

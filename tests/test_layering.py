@@ -46,6 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
         "train",
         "summary",
         "nn",
+        "nn_impl",
         "nn_convolution",
         "nn_tf1_names",
         "sampled_losses",
@@ -56,6 +57,7 @@ LAYERS: list[tuple[str, ...]] = [
         "data",
         "losses",
         "metrics",
+        "metrics_impl",
         "metrics_confusion",
         "metrics_top_k",
         "layers",
@@ -92,25 +94,33 @@ LAYERS: list[tuple[str, ...]] = [
 
 # (importing module, imported module or its top package) -> why it is imported in a function.
 FUNCTION_LEVEL_IMPORTS: dict[tuple[str, str], str] = {
-    ("nbflow", "nbflow.notebook"): "plug-in point: %load_ext nbflow / IPython loads the magics",
-    ("nbflow.board", "nbflow.board.handlers"): (
-        "plug-in point: Jupyter server loads the handlers (and tornado) when it starts the extension"
-    ),
+    # plug-in points: a host application loads the layer on top when it starts it
     ("nbflow.notebook", "nbflow.notebook.magics"): (
-        "plug-in point: IPython's load_ipython_extension; magics import IPython's magic machinery"
+        "plug-in point: IPython's load_ipython_extension (%load_ext nbflow) loads the magics"
     ),
-    ("nbflow.demo", "sklearn"): "heavy optional: scikit-learn's digits, only for the demo data",
+    ("nbflow.notebook", "IPython"): (
+        "register_if_in_ipython asks a running IPython for its shell; nbflow never starts one"
+    ),
+    ("nbflow.board", "nbflow.board.handlers"): (
+        "plug-in point: the Jupyter server loads the Board's handlers (and tornado) when it "
+        "starts the extension"
+    ),
+    # heavy: Dask's distributed (about 1.5 s to import) loads only where a cluster is asked for
+    ("nbflow.notebook.magics", "nbflow.notebook.cluster"): "heavy: Dask, for %dataflow_cluster",
+    ("nbflow.notebook.magics", "nbflow.notebook.widgets.cluster"): (
+        "heavy: Dask, for %dataflow_cluster"
+    ),
+    ("nbflow.demo", "nbflow.distributed"): "heavy: Dask; `--in-process` runs without it",
+    # optional or heavy third-party modules
+    ("nbflow.demo", "sklearn"): "heavy: scikit-learn's digits, only for the demo's data",
     ("nbflow.devices.gpu", "cupy"): "optional: CuPy only where a GPU is asked for",
     ("nbflow.devices.gpu_kernels", "cupy"): "optional: CuPy only where a GPU is asked for",
     ("nbflow.distributed.cluster", "dask_gateway"): "optional: only for a dask-gateway cluster",
     ("nbflow.notebook.widgets.plots", "bokeh"): "heavy: Bokeh loads when a plot is drawn",
     ("nbflow.notebook.widgets.plots", "jupyter_bokeh"): "heavy: Bokeh loads when a plot is drawn",
-    ("nbflow.notebook.widgets.dashboard", "PIL"): "heavy: Pillow loads when an image is shown",
-    ("nbflow.notebook.training", "tqdm"): "tqdm.notebook loads ipywidgets; only for a bar",
-    ("nbflow.notebook.training", "ipywidgets"): "heavy: only when a training widget is shown",
-    ("nbflow.notebook.training", "IPython"): "only inside a running IPython kernel",
     ("nbflow.train.basic_session_run_hooks", "tqdm"): (
-        "tqdm.auto picks the notebook bar and with it ipywidgets; only for ProgressBarHook"
+        "tqdm.auto picks the notebook bar inside IPython and with it ipywidgets; only for "
+        "ProgressBarHook"
     ),
 }
 

@@ -28,6 +28,7 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 from nbflow.ops.variables import Variable
 from nbflow.ops import array_ops, control_flow_ops, state_ops
+import inspect
 
 Partitioner = Callable[..., list[int]]
 
@@ -295,8 +296,6 @@ def create_partitioned_variables(
 
 def _bind_partition(initializer: Any, info: PartitionInfo) -> Any:
     """The initializer, called with this shard's ``partition_info``."""
-    import inspect
-
     if inspect.isclass(initializer):
         initializer = initializer()
 
