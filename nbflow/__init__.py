@@ -469,7 +469,8 @@ from nbflow.api.ledger import guard_namespaces as _guard_namespaces  # noqa: E40
 
 # %load_ext nbflow registers the %%dataflow magics; inside a running IPython, import does it.
 # nbflow.notebook itself is light: IPython and the widgets load only when the magics do.
-from nbflow.notebook import load_ipython_extension, register_if_in_ipython  # noqa: E402
+from nbflow.notebook import load_ipython_extension  # noqa: E402
+from nbflow.notebook import register_if_in_ipython as _register_in_ipython  # noqa: E402
 
-register_if_in_ipython()
+_register_in_ipython()
 _guard_namespaces(_sys.modules[__name__])
