@@ -518,7 +518,12 @@ class Cluster:
             return [n for n in names if n in self.tasks and not self.tasks[n].healthy]
 
     def reset(self, containers: list[str] | None = None) -> None:
-        """Drop resource containers (variables, queues) on every task."""
+        """Drop resource containers (variables, queues) on every task, cancelling the steps
+        in flight there (this client's at once, other clients' on the tasks)."""
+        self._abort_steps(
+            lambda names: True,
+            errors.CancelledError(None, None, "Session.reset cancelled the step"),
+        )
         for t in list(self.tasks.values()):
             self.call(t.address, "nbflow_reset", task=t.name, containers=containers)
 
