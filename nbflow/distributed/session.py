@@ -17,12 +17,16 @@ connections (``channel.Channels``), not through the Dask client's event-loop thr
 ``bench/dask_transport.py`` compares).
 
 Failures: a task whose message fails (its worker died, the connection dropped) is
-``UnavailableError`` naming the task; a task that reports an error makes the master abort the
-step on the others (``nbflow_abort``), and the step raises the root error — not the
-cancellations it caused. A deadline, or ``close()`` cancelling the step's context, aborts it
-on the tasks the same way. A session whose cluster recreated a task since it compiled a step
-recompiles and re-registers (new routes, new handles). ``MonitoredTrainingSession`` recovers
-by making a new session, which first recreates lost tasks (``Cluster.ensure_tasks``).
+``UnavailableError`` naming the task and its worker, or the scheduler when that is what was
+lost; a task that reports an error makes the master abort the step on the others
+(``nbflow_abort``), and the step raises the root error — not the cancellations it caused. The
+step's cancellation — ``close()``, ``Session.reset``, or the cluster's health check finding one
+of its tasks stopped (``Cluster.watch_step``) — wakes the waiting loop from any thread and
+aborts the step on its tasks the same way, skipping tasks known lost (a stopped process answers
+nothing). A deadline does too. A session whose cluster recreated a task since it compiled a
+step recompiles and re-registers (new routes, new handles). ``MonitoredTrainingSession``
+recovers by making a new session, which first recreates lost tasks, or a lost Dask cluster
+nbflow made (``Cluster.ensure_tasks``).
 
 ``last_step_timing`` splits the last step's wall time into compute (the slowest task's run
 time minus the time its Recvs waited) and communication (the rest: messages, transfers).
