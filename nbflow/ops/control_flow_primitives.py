@@ -53,6 +53,7 @@ class Switch(_ControlFlowOp):
 
     inputs = ("data", "pred")
     num_outputs = 2
+    type_attrs = {"T": 0}
     control_kind = "switch"
 
     def infer(self, data: TensorSpec, pred: TensorSpec) -> list[TensorSpec]:
@@ -80,6 +81,7 @@ class Merge(_ControlFlowOp):
 
     inputs = ("inputs*",)
     num_outputs = 2
+    type_attrs = {"T": 0}
     control_kind = "merge"
 
     def infer(self, inputs: list[TensorSpec]) -> list[TensorSpec]:
@@ -108,6 +110,7 @@ class Enter(_ControlFlowOp):
 
     inputs = ("data",)
     attrs = {"frame_name": REQUIRED, "is_constant": False, "parallel_iterations": 10}
+    type_attrs = {"T": 0}
     control_kind = "enter"
 
     def infer(self, data: TensorSpec, frame_name: str, is_constant: bool, parallel_iterations: int):
@@ -146,6 +149,7 @@ class Exit(_ControlFlowOp):
     """Leave the loop frame: the value of the last iteration, in the parent frame."""
 
     inputs = ("data",)
+    type_attrs = {"T": 0}
     control_kind = "exit"
 
     def infer(self, data: TensorSpec) -> TensorSpec:
@@ -162,6 +166,7 @@ class NextIteration(_ControlFlowOp):
     """Carry a value to the next iteration of its frame (the back edge into a Merge)."""
 
     inputs = ("data",)
+    type_attrs = {"T": 0}
     control_kind = "next_iteration"
 
     def infer(self, data: TensorSpec) -> TensorSpec:

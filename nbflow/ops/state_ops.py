@@ -23,6 +23,7 @@ class VariableV2(OpDef):
     attrs = {"shape": REQUIRED, "dtype": REQUIRED, "container": "", "shared_name": ""}
     stateful = True
     differentiable = False
+    is_variable = True
 
     def infer(self, shape: TensorShape, dtype: dtypes.DType, container: str, shared_name: str):
         return TensorSpec(shape, dtype.base_dtype._as_ref())
@@ -42,6 +43,7 @@ class Assign(OpDef):
 
     inputs = ("ref&", "value")
     attrs = {"validate_shape": True, "use_locking": True}
+    type_attrs = {"T": 0}
     stateful = True
     differentiable = False
 
