@@ -29,6 +29,7 @@ from nbflow.ops.queue_resources import (
     RandomShuffleQueueResource,
     numpy_dtype,
 )
+from nbflow.ops.random_ops import get_seed
 
 
 # --- ops ------------------------------------------------------------------------------------
@@ -480,8 +481,6 @@ class RandomShuffleQueue(QueueBase):
         shared_name=None,
         name="random_shuffle_queue",
     ):
-        from nbflow.ops.random_ops import get_seed
-
         seed1, seed2 = get_seed(seed)
         extra = {
             "min_after_dequeue": min_after_dequeue,
