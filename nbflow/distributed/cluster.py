@@ -51,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distributed import Client
+from distributed import Client, LocalCluster, get_client
 from distributed.security import Security
 
 from nbflow import errors
@@ -152,8 +152,6 @@ class Cluster:
         each other; a ``distributed.security.Security`` is used as given; False opts out
         (plain TCP: any local user can run code in the workers).
         """
-        from distributed import LocalCluster
-
         options: dict[str, Any] = dict(
             n_workers=n_workers,
             threads_per_worker=threads_per_worker,
@@ -266,8 +264,6 @@ class Cluster:
         """The cluster of an existing client (default: the worker's, inside a Dask task), with
         the tasks its scheduler's metadata lists."""
         if client is None:
-            from distributed import get_client
-
             client = get_client()
         target = _target_of(client)
         with _clusters_lock:
@@ -563,8 +559,6 @@ class Cluster:
 
     # --- sessions and loops ----------------------------------------------------------------
     def session(self, graph: Any = None, config: Any = None, task: str | None = None) -> Any:
-        from nbflow.distributed.session import DistributedSession
-
         return DistributedSession(self, graph=graph, config=config, task=task)
 
     def run_in_cluster(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -693,8 +687,6 @@ def cluster_for_target(target: str) -> Cluster:
         return found
     address = target[len("nbflow://") :]
     try:
-        from distributed import get_client
-
         client = get_client()  # inside a Dask task: the worker's client
         if _target_of(client) == target:
             return Cluster.attach(client)
@@ -712,3 +704,7 @@ def default_cluster() -> Cluster:
     if _default is None or _default.closed:
         _default = Cluster.local()
     return _default
+
+
+# Cluster.session builds the session that runs on this cluster (session.py imports this module).
+from nbflow.distributed.session import DistributedSession  # noqa: E402

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from nbflow.framework import protos
-from nbflow.framework.graph_def import as_graph_def_dict, import_graph_def
+from nbflow.framework.importer import as_graph_def_dict, import_graph_def
 from nbflow.framework.op_def import get_op_def
 from nbflow.framework.ops import Graph, Operation
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from nbflow import errors
 from nbflow.framework import dtypes
+from nbflow.framework.resources import ResourceManager
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 
 REQUIRED = object()  # an attr without a default
@@ -154,8 +155,6 @@ class CancellationManager:
 
 def cpu_context() -> KernelContext:
     """A context for calling kernels directly, outside a session (tests, constant folding)."""
-    from nbflow.framework.resources import ResourceManager
-
     return KernelContext(device="/device:CPU:0", xp=np, resources=ResourceManager())
 
 

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 from nbflow.devices.spec import DeviceSpec
 from nbflow.framework import dtypes
 from nbflow.framework.default_session import get_default_session
+from nbflow.framework.graph_def import node_def_of
 from nbflow.framework.op_def import OpDef, TensorSpec
+from nbflow.framework.protos import graph_def_to_proto
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 
 if TYPE_CHECKING:
@@ -208,9 +210,6 @@ class Operation:
     def node_def(self) -> Any:
         """This op as TensorFlow's ``NodeDef`` proto: ``.name``, ``.op``, ``.input``,
         ``.device`` and ``.attr`` (``AttrValue``s), as device functions read it."""
-        from nbflow.framework.graph_def import node_def_of
-        from nbflow.framework.protos import graph_def_to_proto
-
         return graph_def_to_proto({"node": [node_def_of(self)]}).node[0]
 
     def get_attr(self, name: str) -> Any:
@@ -233,6 +232,14 @@ class Operation:
         for op in ops:
             self._add_control_input(op)
 
+    def _update_input(self, index: int, tensor: Tensor) -> None:
+        """Rewire data input ``index`` to ``tensor`` (a loop's back edge, a captured value)."""
+        old = self._inputs[index]
+        self._inputs[index] = tensor
+        if self in old._consumers:
+            old._consumers.remove(self)
+        tensor._consumers.append(self)
+
     def values(self) -> tuple[Tensor, ...]:
         return tuple(self._outputs)
 
@@ -250,11 +257,21 @@ class Operation:
         return str(self.node_def)
 
 
-def _notebook_mimebundle(obj: Any, include: Any, exclude: Any) -> dict[str, Any]:
-    """Rich display for notebook front ends; the renderer is imported only when one asks."""
-    from nbflow.notebook.display import mimebundle
+# Rich display for notebook front ends: nbflow.notebook.display registers its renderer when it
+# is imported (the notebook layer sits on top; the framework never imports it).
+_mimebundle_renderer: Callable[[Any, Any, Any], dict[str, Any]] | None = None
 
-    return mimebundle(obj, include, exclude)
+
+def register_mimebundle_renderer(render: Callable[[Any, Any, Any], dict[str, Any]]) -> None:
+    """Render ``_repr_mimebundle_`` of graphs, ops, tensors and sessions with ``render``."""
+    global _mimebundle_renderer
+    _mimebundle_renderer = render
+
+
+def _notebook_mimebundle(obj: Any, include: Any, exclude: Any) -> dict[str, Any]:
+    if _mimebundle_renderer is None:
+        return {"text/plain": repr(obj)}
+    return _mimebundle_renderer(obj, include, exclude)
 
 
 def _run_with_session(fetch: Any, feed_dict: dict | None, session: Any) -> Any:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 from typing import Any
@@ -27,12 +28,14 @@ from nbflow.framework.default_session import (  # noqa: F401 - re-exported
     default_session,
     get_default_session,
 )
-from nbflow.framework.op_def import OpDef, TensorSpec, get_op_def
+from nbflow.framework.graph_def import graph_to_graph_def
+from nbflow.framework.op_def import REQUIRED, OpDef, TensorSpec, get_op_def
 from nbflow.framework.operation import (  # noqa: F401 - re-exported
     Operation,
     Tensor,
     _notebook_mimebundle,
     _run_with_session,
+    register_mimebundle_renderer,
 )
 from nbflow.framework.tensor_conversion import (  # noqa: F401 - re-exported
     _contains_tensor,
@@ -490,8 +493,6 @@ class Graph:
         values = self._collections.get(name, [])
         if scope is None:
             return list(values)
-        import re
-
         pattern = re.compile(scope)
         return [v for v in values if hasattr(v, "name") and pattern.match(v.name)]
 
@@ -506,8 +507,6 @@ class Graph:
 
     # --- serialisation --------------------------------------------------------------------------
     def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict:
-        from nbflow.framework.graph_def import graph_to_graph_def
-
         return graph_to_graph_def(self, add_shapes=add_shapes)
 
     @property
@@ -522,8 +521,6 @@ class Graph:
 
 
 def _required() -> Any:
-    from nbflow.framework.op_def import REQUIRED
-
     return REQUIRED
 
 

@@ -348,8 +348,6 @@ class Fill(OpDef):
     expression = "xp.full(dims.tolist(), value, dtype=value.dtype)"
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops import math_ops
-
         return [None, math_ops.reduce_sum(grad)]
 
 
@@ -411,12 +409,10 @@ class OnesLike(ZerosLike):
 
 
 def _like(op_type: str, tensor: Any, dtype: Any, name: str | None, value: int) -> Tensor:
-    from nbflow.ops.shape_ops import shape  # shape_ops builds on this module
-
     tensor = ops_lib.convert_to_tensor(tensor)
     if dtype is not None and dtypes.as_dtype(dtype).base_dtype is not tensor.dtype.base_dtype:
         return _filled(
-            shape(tensor), dtype, value, name or op_type.lower().replace("like", "_like")
+            shape_ops.shape(tensor), dtype, value, name or op_type.lower().replace("like", "_like")
         )
     return _create1(op_type, [tensor], name=name)
 
@@ -486,8 +482,6 @@ def range(  # noqa: A001
     >>> tf.range(5).dtype
     tf.int32
     """
-    from nbflow.ops import math_ops
-
     if limit is None:
         start, limit = 0, start
     with ops_lib.name_scope(name, "Range", [start, limit, delta]) as scope:
@@ -512,3 +506,8 @@ def range(  # noqa: A001
             else:
                 args.append(ops_lib.convert_to_tensor(v, dtype=target, name=n))
         return _create1("Range", args, {"Tidx": target}, name=scope)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops, shape_ops  # noqa: E402

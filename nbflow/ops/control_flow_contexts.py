@@ -105,14 +105,6 @@ def _nested_in(ctx: Any, owner: Any) -> bool:
     return owner is None
 
 
-def _replace_input(op: Operation, index: int, tensor: Tensor) -> None:
-    old = op._inputs[index]
-    op._inputs[index] = tensor
-    if op in old._consumers:
-        old._consumers.remove(op)
-    tensor._consumers.append(op)
-
-
 def _capture(
     new_ops: list[Operation],
     first_id: int,
@@ -131,7 +123,7 @@ def _capture(
             if t.op._id <= first_id or not _nested_in(_contexts.get(t.op), owner):
                 wrapped = wrap(t)
                 made.add(wrapped.op)
-                _replace_input(op, k, wrapped)
+                op._update_input(k, wrapped)
         if on_external_control is not None:
             for c in list(op._control_inputs):
                 if c._id <= first_id:

@@ -44,7 +44,6 @@ from nbflow.ops.control_flow_contexts import (  # noqa: F401
     _Context,
     _contexts,
     _merge_preds,
-    _replace_input,
     context_of,
     current_context,
     outside_control_flow,
@@ -110,14 +109,16 @@ def group(*inputs: Any, name: str | None = None) -> ops_lib.Operation:
 
 def tuple(tensors: Sequence[Any], name: str | None = None, control_inputs: Any = None) -> list:
     """Tensors with the same values as ``tensors`` that are all available only after all are."""
-    from nbflow.ops.array_ops import identity
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "tuple") as scope:
         gating = group(*[t for t in tensors if t is not None], *(control_inputs or []))
         out = []
         with graph.control_dependencies([gating]):
             for t in tensors:
-                out.append(None if t is None else identity(t))
+                out.append(None if t is None else array_ops.identity(t))
         del scope
         return out
+
+
+# Bound once this module exists (array_ops imports control flow for its composites).
+from nbflow.ops import array_ops  # noqa: E402

@@ -65,8 +65,6 @@ class Switch(_ControlFlowOp):
         return (DEAD, data) if pred else (data, DEAD)
 
     def gradient(self, op: Operation, grad_false: Any, grad_true: Any) -> list:
-        from nbflow.ops import control_flow_grad
-
         return control_flow_grad.switch_grad(op, grad_false, grad_true)
 
 
@@ -99,8 +97,6 @@ class Merge(_ControlFlowOp):
         return DEAD, DEAD
 
     def gradient(self, op: Operation, grad: Any, grad_index: Any) -> list:
-        from nbflow.ops import control_flow_grad
-
         return control_flow_grad.merge_grad(op, grad)
 
 
@@ -217,3 +213,8 @@ def merge(inputs: Sequence[Any], name: str | None = None) -> builtins.tuple[Tens
     """``(output, value_index)``: the first live one of ``inputs``."""
     op = _create("Merge", [list(inputs)], name=name or "Merge")
     return op.outputs[0], op.outputs[1]
+
+
+# The gradients of Switch and Merge live with the loop gradients, which import this module:
+# bound once the ops above exist.
+from nbflow.ops import control_flow_grad  # noqa: E402

@@ -24,6 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import Dimension, TensorShape
+from nbflow.ops import array_ops
 
 Tensor = ops_lib.Tensor
 
@@ -385,8 +386,6 @@ def _conv_attrs(op: Any) -> dict[str, Any]:
 
 def shape_tensor(t: Tensor) -> Tensor:
     """t's shape as an int32 tensor: a constant when it is known at graph construction."""
-    from nbflow.ops import array_ops
-
     if t.shape.is_fully_defined():
         return array_ops.constant(np.array(t.shape.as_list(), dtype=np.int32))
     return array_ops.shape(t)

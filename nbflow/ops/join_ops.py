@@ -79,8 +79,6 @@ class ConcatV2(OpDef):
         return ctx.xp.concatenate(values, int(axis))
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_ops import gather  # gather_ops builds on this module
-
         values, axis = op.inputs[:-1], op.inputs[-1]
         if len(values) == 1:
             return [grad, None]
@@ -91,7 +89,7 @@ class ConcatV2(OpDef):
             sizes = [s[a] for s in static]
             if all(n is not None for n in sizes):
                 return [*split(grad, sizes, axis=a), None]
-            sizes_t = stack([gather(shape(v), a) for v in values])
+            sizes_t = stack([gather_ops.gather(shape(v), a) for v in values])
         else:
             sizes_t = stack([shape(v)[axis] for v in values])
         return [*split(grad, sizes_t, axis=axis, num=len(values)), None]
@@ -406,8 +404,6 @@ class Tile(OpDef):
         return ctx.xp.tile(input, multiples.tolist())
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops import math_ops
-
         x, multiples = op.inputs
         # grad viewed as [m0, d0, m1, d1, ...], summed over the multiples' axes
         split_shape = reshape(
@@ -419,3 +415,8 @@ class Tile(OpDef):
 
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
     return _create1("Tile", [ops_lib.convert_to_tensor(input), _int_tensor(multiples)], name=name)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import gather_ops, math_ops  # noqa: E402

@@ -218,9 +218,7 @@ class MeanGrad(OpDef):
     ]
 
     def infer(self, grad: TensorSpec, input_shape: TensorSpec) -> TensorSpec:
-        from nbflow.ops.array_ops import _shape_from_spec
-
-        return TensorSpec(_shape_from_spec(input_shape), grad.dtype.base_dtype)
+        return TensorSpec(array_ops._shape_from_spec(input_shape), grad.dtype.base_dtype)
 
     def compute(self, ctx: KernelContext, grad: Any, input_shape: Any) -> Any:
         xp = ctx.xp
@@ -233,12 +231,10 @@ class MeanGrad(OpDef):
         return out.astype(grad.dtype, copy=False)
 
     def gradient(self, op: ops_lib.Operation, upstream: Tensor) -> list:
-        from nbflow.ops.math_binary import reduce_to_shape
-
         g, input_shape = op.inputs
         count = floordiv(reduce_prod(input_shape), maximum(_array_ops().size(g), 1))
         count = cast(maximum(count, 1), g.dtype.base_dtype)
-        return [realdiv(reduce_to_shape(upstream, g), count), None]
+        return [realdiv(math_binary.reduce_to_shape(upstream, g), count), None]
 
 
 class Prod(ReductionOp):
@@ -603,3 +599,8 @@ def argmin(
 ) -> Tensor:
     """The index of the smallest entry along ``axis`` (default 0), as int64 by default."""
     return _arg_reduction("ArgMin", input, axis, name, dimension, output_type)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import array_ops, math_binary  # noqa: E402

@@ -18,6 +18,7 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops import array_ops, math_ops
 
 Tensor = ops_lib.Tensor
 
@@ -31,8 +32,6 @@ def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    from nbflow.ops import array_ops
-
     return array_ops.zeros_like(t)
 
 
@@ -293,8 +292,6 @@ class Softmax(_SoftmaxBase):
         return _softmax_kernel(ctx.xp, logits, axis)
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
-        from nbflow.ops import math_ops
-
         y = op.outputs[0]
         axis = op.get_attr("axis")
         total = math_ops.reduce_sum(grad * y, axis, keepdims=True)
@@ -313,8 +310,6 @@ class LogSoftmax(_SoftmaxBase):
         return shifted
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
-        from nbflow.ops import math_ops
-
         axis = op.get_attr("axis")
         softmax = math_ops.exp(op.outputs[0])
         return [grad - math_ops.reduce_sum(grad, axis, keepdims=True) * softmax]
@@ -333,16 +328,12 @@ def _row_log_softmax(xp: Any, logits: Any) -> tuple[Any, Any]:
 
 def _softmax_second_order(grad_grad: Tensor, logits: Tensor) -> Tensor:
     """The logits gradient through the ``backprop`` output: softmax's Jacobian times grad_grad."""
-    from nbflow.ops import math_ops
-
     softmax = _create("Softmax", [logits], {"axis": -1})
     total = math_ops.reduce_sum(grad_grad * softmax, 1, keepdims=True)
     return (grad_grad - total) * softmax
 
 
 def _expand_last(t: Tensor) -> Tensor:
-    from nbflow.ops import array_ops
-
     return array_ops.expand_dims(t, -1)
 
 
@@ -366,8 +357,6 @@ class SoftmaxCrossEntropyWithLogits(OpDef):
         return loss, backprop
 
     def gradient(self, op: Any, grad_loss: Tensor, grad_grad: Tensor) -> list[Any]:
-        from nbflow.ops import math_ops
-
         features, labels = op.inputs
         g = _expand_last(grad_loss)
         grad_features = g * op.outputs[1]
@@ -505,6 +494,11 @@ class L2Loss(OpDef):
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
         return [op.inputs[0] * grad]
+
+
+def l2_loss(t: Any, name: str | None = None) -> Tensor:
+    """``tf.nn.l2_loss``: sum(t ** 2) / 2."""
+    return _create("L2Loss", [ops_lib.convert_to_tensor(t)], name=name)
 
 
 # --- top_k ----------------------------------------------------------------------------------------

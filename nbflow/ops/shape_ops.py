@@ -214,8 +214,6 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
                 perm = reverse_v2(range(rank(a)), [0])
         out = _create1("Transpose", [a, _int_tensor(perm, name="perm")], name=scope)
         if conjugate and a.dtype.is_complex:
-            from nbflow.ops import math_ops
-
             out = math_ops.conj(out)
         return out
 
@@ -393,8 +391,6 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:
 
 def _reduce_to(grad: Tensor, x: Tensor) -> Tensor:
     """Sum ``grad`` over the axes along which ``x`` was broadcast to grad's shape."""
-    from nbflow.ops import math_ops
-
     xs, gs = x.shape, grad.shape
     if xs.is_fully_defined() and gs.is_fully_defined():
         xd, gd = xs.as_list(), gs.as_list()
@@ -405,3 +401,8 @@ def _reduce_to(grad: Tensor, x: Tensor) -> Tensor:
         return reshape(math_ops.reduce_sum(grad, axes), xd) if axes else reshape(grad, xd)
     rx, _ = math_ops.broadcast_gradient_args(shape(x), shape(grad))
     return reshape(math_ops.reduce_sum(grad, rx), shape(x))
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops  # noqa: E402

@@ -93,8 +93,6 @@ class Slice(OpDef):
 
 
 def _cast(x: Tensor, dtype: dtypes.DType) -> Tensor:
-    from nbflow.ops import math_ops
-
     return math_ops.cast(x, dtype)
 
 
@@ -625,3 +623,8 @@ def pad(
     if mode not in ("REFLECT", "SYMMETRIC"):
         raise ValueError(f"Unknown padding mode: {mode}")
     return _create1("MirrorPad", [tensor, paddings], {"mode": mode}, name=name)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops  # noqa: E402

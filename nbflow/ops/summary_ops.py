@@ -32,6 +32,7 @@ from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops.histogram import histogram_proto
+from nbflow.ops.array_ops import constant
 
 
 def _bytes_scalar(data: bytes) -> np.ndarray:
@@ -341,8 +342,6 @@ def _summary(op_type: str, inputs: list[Any], attrs: dict[str, Any], scope: str)
 
 
 def _tag_const(tag: str) -> ops_lib.Tensor:
-    from nbflow.ops.array_ops import constant
-
     return constant(tag, dtype=dtypes.string, name="tag")
 
 
@@ -416,8 +415,6 @@ def tensor_summary(
     display_name: str | None = None,
 ) -> ops_lib.Tensor:
     """A summary holding the whole tensor (a ``TensorProto``) and optional plugin metadata."""
-    from nbflow.ops.array_ops import constant
-
     metadata = protos.SummaryMetadata()
     if summary_metadata is not None:
         metadata.CopyFrom(summary_metadata)

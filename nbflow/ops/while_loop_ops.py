@@ -32,7 +32,6 @@ from nbflow.ops.control_flow_contexts import (
     WhileContext,
     _capture,
     _contexts,
-    _replace_input,
     current_context,
 )
 from nbflow.ops.control_flow_primitives import _create
@@ -222,7 +221,7 @@ def _while(
             nxt = _create("NextIteration", [out], name="NextIteration")
             _contexts[nxt] = ctx
             ctx.next_iterations.append(nxt)
-            _replace_input(m, 1, nxt.outputs[0])
+            m._update_input(1, nxt.outputs[0])
             ex = _create("Exit", [sw.outputs[0]], name="Exit")
             _contexts[ex] = ctx
             exits.append(ex.outputs[0])

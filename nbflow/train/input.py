@@ -19,12 +19,12 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import GraphKeys
 from nbflow.ops import array_ops, bytes_ops, queue_ops, state_ops, variables
 from nbflow.train.queue_runner import QueueRunner, add_queue_runner
+from nbflow.ops.variables import Variable
+from nbflow.ops import random_ops
 
 
 def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = None) -> Any:
     """``tensor``, but after ``num_epochs`` evaluations an OutOfRangeError instead."""
-    from nbflow.ops.variables import Variable
-
     tensor = ops_lib.convert_to_tensor(tensor)
     if num_epochs is None:
         return tensor
@@ -56,8 +56,6 @@ def input_producer(
     cancel_op: Any = None,
 ) -> queue_ops.QueueBase:
     """A queue that a QueueRunner fills with the rows of ``input_tensor``, epoch after epoch."""
-    from nbflow.ops import random_ops
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "input_producer"):
         input_tensor = ops_lib.convert_to_tensor(input_tensor)

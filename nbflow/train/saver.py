@@ -44,7 +44,7 @@ from google.protobuf import text_format
 
 from nbflow.framework import ops as ops_lib
 from nbflow.framework import protos
-from nbflow.framework.graph_def import import_graph_def
+from nbflow.framework.importer import import_graph_def
 from nbflow.framework.ops import GraphKeys, Tensor
 from nbflow.ops import array_ops, control_flow_ops, io_ops, state_ops, variables
 from nbflow.ops.partitioned_variables import PartitionedVariable
