@@ -41,7 +41,7 @@ from nbflow.framework.tensor_shape import Dimension, TensorShape
 from nbflow.devices.spec import DeviceSpec
 from nbflow.ops.array_ops import *  # noqa: F403
 from nbflow.ops.control_flow_ops import case, cond, group, no_op, tuple, while_loop  # noqa: A004
-from nbflow.ops.data_flow_ops import (
+from nbflow.ops.queue_ops import (
     FIFOQueue,
     PaddingFIFOQueue,
     PriorityQueue,
@@ -57,7 +57,7 @@ from nbflow.ops.reader_ops import (
     TextLineReader,
     TFRecordReader,
 )
-from nbflow.ops.data_flow_ops import (
+from nbflow.ops.accumulator_ops import (
     ConditionalAccumulator,
     SparseConditionalAccumulator,
 )
@@ -427,7 +427,7 @@ from nbflow.nn_tf1_names import (  # noqa: E402, F401
 )
 from nbflow.ops.init_ops import uniform_unit_scaling_initializer  # noqa: E402, F401
 from nbflow.ops.image_ops import extract_image_patches  # noqa: E402, F401
-from nbflow.ops.data_flow_ops import count_up_to  # noqa: E402, F401
+from nbflow.ops.state_ops import count_up_to  # noqa: E402, F401
 from nbflow.ops.partitioned_variables import create_partitioned_variables  # noqa: E402, F401
 from nbflow.tf1_extras import VERSION, make_template, recompute_grad, sparse_matmul  # noqa: E402, F401
 from nbflow.sparse_tf1_names import mask as sparse_mask  # noqa: E402, F401

@@ -130,6 +130,9 @@ UPWARD_IMPORTS: dict[tuple[str, str], str] = {
         "DeviceSpec is a plain value (no devices, no arrays) that Graph.device scopes parse; "
         "it lives with the devices it names"
     ),
+    ("nbflow.framework.operation", "nbflow.devices.spec"): (
+        "Operation.device parses the same DeviceSpec value as Graph.device scopes"
+    ),
 }
 
 # Cycles that may span units, as the set of units -> why.

@@ -20,7 +20,7 @@ from nbflow import errors
 from nbflow.framework import ops as ops_lib
 from nbflow.framework import protos
 from nbflow.framework.graph_def import TF_OP_ALIASES, decode_attr
-from nbflow.framework.op_def import get_op_def, registered_ops
+from nbflow.framework.op_def import get_op_def, lookup_op_def, registered_ops
 
 
 def _parse_input(name: str) -> tuple[str, int, bool]:
@@ -187,13 +187,12 @@ def _canonical(name: str) -> str:
 def _topological_names(nodes: list[dict[str, Any]]) -> list[str]:
     """Node names ordered so every node's inputs come first; loop back edges are cut: a Merge
     does not wait for its NextIteration input (patched in after the loop body is built)."""
-    kinds = {n["name"]: n["op"] for n in nodes}
+    kinds = {n["name"]: lookup_op_def(n["op"]).control_kind for n in nodes}
     deps = {}
     for n in nodes:
         sources = [_parse_input(i)[0] for i in n.get("input", [])]
-        if n["op"] in ("Merge", "RefMerge"):
-            back = ("NextIteration", "RefNextIteration")
-            sources = [s for s in sources if kinds.get(s) not in back]
+        if kinds[n["name"]] == "merge":
+            sources = [s for s in sources if kinds.get(s) != "next_iteration"]
         deps[n["name"]] = sources
     order: list[str] = []
     state: dict[str, int] = {}

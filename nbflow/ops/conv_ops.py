@@ -324,6 +324,7 @@ class Conv2D(_ConvOp):
     """2-D convolution (cross-correlation) of ``input`` with ``filter`` [KH, KW, C, O]."""
 
     inputs = ("input", "filter")
+    type_attrs = {"T": 0}
     samples = [
         Sample(input=(2, 5, 5, 3), filter=(3, 3, 3, 4), strides=[1, 1, 1, 1], padding="SAME"),
         Sample(input=(1, 6, 7, 2), filter=(2, 3, 2, 3), strides=[1, 2, 2, 1], padding="VALID"),

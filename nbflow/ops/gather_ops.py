@@ -42,6 +42,7 @@ class GatherV2(OpDef):
 
     inputs = ("params", "indices", "axis")
     attrs = {"batch_dims": 0}
+    type_attrs = {"Tparams": 0, "Tindices": 1, "Taxis": 2}
     samples = [
         Sample(params=(5, 3), indices=np.array([2, 0, 2], np.int32), axis=np.array(0, np.int32)),
         Sample(
@@ -287,6 +288,9 @@ class DynamicStitch(OpDef):
         n = op.get_attr("N")
         indices = op.inputs[:n]
         return [None] * n + [gather(grad, i) for i in indices]
+
+    def must_run_on_cpu(self, attrs: dict[str, Any]) -> bool:
+        return attrs.get("T") is dtypes.int32
 
 
 def dynamic_stitch(indices: list[Any], data: list[Any], name: str | None = None) -> Tensor:

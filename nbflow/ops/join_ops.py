@@ -36,6 +36,7 @@ class ConcatV2(OpDef):
     """The ``values`` joined along dimension ``axis``."""
 
     inputs = ("values*", "axis")
+    type_attrs = {"T": 0, "Tidx": -1}
     samples = [
         Sample(values=[(2, 3), (2, 1)], axis=np.array(1, np.int32)),
         Sample(values=[(2, 3), (0, 3), (1, 3)], axis=np.array(0, np.int32), input_dtype=np.int32),
@@ -236,6 +237,7 @@ class Pack(OpDef):
 
     inputs = ("values*",)
     attrs = {"axis": 0}
+    type_attrs = {"T": 0}
     samples = [
         Sample(values=[(2, 3), (2, 3)]),
         Sample(values=[(2, 3), (2, 3), (2, 3)], axis=-1),
@@ -329,6 +331,7 @@ class Unpack(OpDef):
 
     inputs = ("value",)
     attrs = {"num": REQUIRED, "axis": 0}
+    type_attrs = {"T": 0}
     samples = [Sample(value=(3, 2), num=3), Sample(value=(2, 4), num=4, axis=-1)]
 
     def output_count(self, attrs: dict[str, Any]) -> int:
@@ -370,6 +373,7 @@ class Tile(OpDef):
     """``input`` repeated ``multiples[i]`` times along each dimension i."""
 
     inputs = ("input", "multiples")
+    type_attrs = {"T": 0, "Tmultiples": 1}
     samples = [
         Sample(input=(2, 3), multiples=np.array([2, 1], np.int32)),
         Sample(input=(2,), multiples=np.array([3], np.int32)),

@@ -167,6 +167,7 @@ def _binary_grads(op: ops_lib.Operation, gx: Tensor | None, gy: Tensor | None) -
 class Add(BinaryOp):
     """x + y."""
 
+    type_attrs = {"T": 0}
     allowed = _NUMERIC | {dtypes.string}
 
     expression = "x + y"
@@ -178,6 +179,7 @@ class Add(BinaryOp):
 class Sub(BinaryOp):
     """x - y."""
 
+    type_attrs = {"T": 0}
     expression = "x - y"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
@@ -187,6 +189,7 @@ class Sub(BinaryOp):
 class Mul(BinaryOp):
     """x * y."""
 
+    type_attrs = {"T": 0}
     expression = "x * y"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
@@ -197,6 +200,7 @@ class Mul(BinaryOp):
 class RealDiv(BinaryOp):
     """x / y for real (floating) types."""
 
+    type_attrs = {"T": 0}
     allowed = _INEXACT
     samples = [
         Sample(x=(2, 3), y=_POSITIVE),
@@ -246,6 +250,7 @@ def _zero_checked(kernel: Any) -> Any:
 class FloorDiv(_Division):
     """x // y, rounding toward negative infinity (Python's semantics) for every type."""
 
+    type_attrs = {"T": 0}
     allowed = _REAL
     differentiable = False
     samples = [
@@ -308,6 +313,7 @@ class TruncateMod(_Division):
 class Pow(BinaryOp):
     """x ** y; integers to negative integer powers are an error, as in TensorFlow."""
 
+    type_attrs = {"T": 0}
     samples = [
         Sample(x=_POSITIVE, y=(2, 3)),
         Sample(x=_POSITIVE, y=(3,)),
@@ -347,6 +353,7 @@ class _MaxOrMin(BinaryOp):
 class Maximum(_MaxOrMin):
     """The larger of x and y (ties send the gradient to x)."""
 
+    type_attrs = {"T": 0}
     expression = "xp.maximum(x, y)"
 
     def selects_x(self, x: Tensor, y: Tensor) -> Tensor:
@@ -356,6 +363,7 @@ class Maximum(_MaxOrMin):
 class Minimum(_MaxOrMin):
     """The smaller of x and y (ties send the gradient to x)."""
 
+    type_attrs = {"T": 0}
     expression = "xp.minimum(x, y)"
 
     def selects_x(self, x: Tensor, y: Tensor) -> Tensor:
@@ -364,6 +372,8 @@ class Minimum(_MaxOrMin):
 
 class SquaredDifference(BinaryOp):
     """(x - y) ** 2."""
+
+    type_attrs = {"T": 0}
 
     def compute(self, ctx: KernelContext, x: Any, y: Any) -> Any:
         d = x - y
@@ -404,6 +414,7 @@ class _Comparison(BinaryOp):
 class Equal(_Comparison):
     """x == y elementwise."""
 
+    type_attrs = {"T": 0}
     allowed = _NUMERIC | _BOOL | {dtypes.string}
 
     expression = "x == y"
@@ -412,6 +423,7 @@ class Equal(_Comparison):
 class NotEqual(_Comparison):
     """x != y elementwise."""
 
+    type_attrs = {"T": 0}
     allowed = _NUMERIC | _BOOL | {dtypes.string}
 
     expression = "x != y"
@@ -420,24 +432,28 @@ class NotEqual(_Comparison):
 class Less(_Comparison):
     """x < y elementwise."""
 
+    type_attrs = {"T": 0}
     expression = "x < y"
 
 
 class LessEqual(_Comparison):
     """x <= y elementwise."""
 
+    type_attrs = {"T": 0}
     expression = "x <= y"
 
 
 class Greater(_Comparison):
     """x > y elementwise."""
 
+    type_attrs = {"T": 0}
     expression = "x > y"
 
 
 class GreaterEqual(_Comparison):
     """x >= y elementwise."""
 
+    type_attrs = {"T": 0}
     expression = "x >= y"
 
 

@@ -54,6 +54,7 @@ class AddN(OpDef):
     """The sum of a list of tensors of one shape and dtype."""
 
     inputs = ("inputs*",)
+    type_attrs = {"T": 0}
     samples = [Sample(inputs=[(2, 3), (2, 3), (2, 3)]), Sample(inputs=[(4,)])]
 
     def compute_gpu(self, ctx: KernelContext, inputs: Any, **attrs: Any) -> Any:
@@ -174,6 +175,8 @@ def _reduced_static_shape(shape: TensorShape, axes: TensorSpec, keep_dims: bool)
 class Sum(ReductionOp):
     """The sum over the reduced axes (in the input's dtype)."""
 
+    type_attrs = {"T": 0, "Tidx": 1}
+
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         return x.sum(axis=axis, dtype=x.dtype, keepdims=keep_dims)
 
@@ -183,6 +186,8 @@ class Sum(ReductionOp):
 
 class Mean(ReductionOp):
     """The mean over the reduced axes; for integers it truncates toward zero, as TensorFlow."""
+
+    type_attrs = {"T": 0, "Tidx": 1}
 
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         if x.dtype.kind not in "iu":
@@ -235,6 +240,8 @@ class MeanGrad(OpDef):
 class Prod(ReductionOp):
     """The product over the reduced axes (in the input's dtype)."""
 
+    type_attrs = {"T": 0, "Tidx": 1}
+
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         return xp.prod(x, axis=axis, dtype=x.dtype, keepdims=keep_dims)
 
@@ -272,6 +279,8 @@ class _MinOrMax(ReductionOp):
 class Max(_MinOrMax):
     """The maximum over the reduced axes (the dtype's lowest value over an empty set)."""
 
+    type_attrs = {"T": 0, "Tidx": 1}
+
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         try:
             return xp.max(x, axis=axis, keepdims=keep_dims)
@@ -281,6 +290,8 @@ class Max(_MinOrMax):
 
 class Min(_MinOrMax):
     """The minimum over the reduced axes (the dtype's highest value over an empty set)."""
+
+    type_attrs = {"T": 0, "Tidx": 1}
 
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         try:
@@ -542,12 +553,16 @@ class _ArgReduction(OpDef):
 class ArgMax(_ArgReduction):
     """The index of the largest entry along ``dimension`` (the first one among ties)."""
 
+    type_attrs = {"T": 0, "Tidx": 1, "output_type": "out"}
+
     def compute(self, ctx: KernelContext, input: Any, dimension: Any, output_type: dtypes.DType):
         return ctx.xp.argmax(input, axis=int(dimension)).astype(output_type.np, copy=False)
 
 
 class ArgMin(_ArgReduction):
     """The index of the smallest entry along ``dimension`` (the first one among ties)."""
+
+    type_attrs = {"T": 0, "Tidx": 1, "output_type": "out"}
 
     def compute(self, ctx: KernelContext, input: Any, dimension: Any, output_type: dtypes.DType):
         return ctx.xp.argmin(input, axis=int(dimension)).astype(output_type.np, copy=False)

@@ -86,6 +86,7 @@ class _ActivationGrad(OpDef):
 class Relu(_Activation):
     """max(features, 0)."""
 
+    type_attrs = {"T": 0}
     expression = "xp.maximum(features, 0)"
 
     def compute_gpu(self, ctx: KernelContext, features: Any, **attrs: Any) -> Any:
@@ -115,6 +116,7 @@ class ReluGrad(_ActivationGrad):
 class Relu6(_Activation):
     """min(max(features, 0), 6)."""
 
+    type_attrs = {"T": 0}
     samples = [Sample(features=(2, 3)), Sample(features=np.array([-1.0, 3.0, 7.5]))]
 
     expression = "xp.clip(features, 0, 6)"
@@ -136,6 +138,7 @@ class LeakyRelu(_Activation):
     """features where positive, else alpha * features."""
 
     attrs = {"alpha": 0.2}
+    type_attrs = {"T": 0}
 
     expression = "xp.where(features > 0, features, features * alpha)"
 
@@ -160,6 +163,8 @@ class LeakyReluGrad(_ActivationGrad):
 
 class Elu(_Activation):
     """features where positive, else exp(features) - 1."""
+
+    type_attrs = {"T": 0}
 
     def compute(self, ctx: KernelContext, features: Any) -> Any:
         xp = ctx.xp
@@ -186,6 +191,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 class Selu(_Activation):
     """scale * (features where positive, else alpha * (exp(features) - 1))."""
 
+    type_attrs = {"T": 0}
+
     def compute(self, ctx: KernelContext, features: Any) -> Any:
         xp = ctx.xp
         negative = _SELU_ALPHA * xp.expm1(xp.minimum(features, 0))
@@ -209,6 +216,8 @@ class SeluGrad(_ActivationGrad):
 
 class Softplus(_Activation):
     """log(1 + exp(features)), computed stably."""
+
+    type_attrs = {"T": 0}
 
     def compute(self, ctx: KernelContext, features: Any) -> Any:
         xp = ctx.xp
@@ -277,6 +286,8 @@ class _SoftmaxBase(OpDef):
 class Softmax(_SoftmaxBase):
     """exp(logits) / sum(exp(logits)) along ``axis`` (max-shifted, so it never overflows)."""
 
+    type_attrs = {"T": 0}
+
     def compute(self, ctx: KernelContext, logits: Any, axis: int) -> Any:
         return _softmax_kernel(ctx.xp, logits, axis)
 
@@ -289,6 +300,8 @@ class Softmax(_SoftmaxBase):
 
 class LogSoftmax(_SoftmaxBase):
     """logits - log(sum(exp(logits))) along ``axis`` (the log-sum-exp trick)."""
+
+    type_attrs = {"T": 0}
 
     def compute(self, ctx: KernelContext, logits: Any, axis: int) -> Any:
         xp = ctx.xp
@@ -411,6 +424,7 @@ class BiasAdd(OpDef):
 
     inputs = ("value", "bias")
     attrs = {"data_format": "NHWC"}
+    type_attrs = {"T": 0}
     samples = [
         Sample(value=(4, 3), bias=(3,)),
         Sample(value=(2, 3, 4, 5), bias=(3,), data_format="NCHW"),
@@ -468,6 +482,7 @@ class L2Loss(OpDef):
     """sum(t ** 2) / 2, a scalar."""
 
     inputs = ("t",)
+    type_attrs = {"T": 0}
     samples = [Sample(t=(3, 4)), Sample(t=())]
 
     def infer(self, t: TensorSpec) -> TensorSpec:

@@ -24,6 +24,7 @@ class CheckNumerics(OpDef):
     inputs = ("tensor",)
     attrs = {"message": REQUIRED}
     forwards_input = True
+    removed_for_inference = True
     samples = [Sample(tensor=(2, 3), message="sample")]
 
     def infer(self, tensor: TensorSpec, message: str) -> TensorSpec:

@@ -35,6 +35,7 @@ class Reshape(OpDef):
     """``tensor`` with the elements in the same order and a new shape (one dim may be -1)."""
 
     inputs = ("tensor", "shape")
+    type_attrs = {"T": 0, "Tshape": 1}
     samples = [
         Sample(tensor=(2, 3), shape=np.array([3, 2], np.int32)),
         Sample(tensor=(2, 3, 4), shape=np.array([-1, 4], np.int32)),
@@ -86,6 +87,7 @@ class ExpandDims(OpDef):
     """``input`` with a dimension of size 1 inserted at ``dim``."""
 
     inputs = ("input", "dim")
+    type_attrs = {"T": 0, "Tdim": 1}
     samples = [
         Sample(input=(2, 3), dim=np.array(0, np.int32)),
         Sample(input=(2, 3), dim=np.array(-1, np.int32)),
@@ -129,6 +131,7 @@ class Squeeze(OpDef):
 
     inputs = ("input",)
     attrs = {"squeeze_dims": ()}
+    type_attrs = {"T": 0}
     samples = [
         Sample(input=(1, 2, 1, 3)),
         Sample(input=(1, 2, 1, 3), squeeze_dims=(2,)),
@@ -177,6 +180,7 @@ class Transpose(OpDef):
     """``x`` with its dimensions permuted: output dim i is input dim ``perm[i]``."""
 
     inputs = ("x", "perm")
+    type_attrs = {"T": 0, "Tperm": 1}
     samples = [
         Sample(x=(2, 3), perm=np.array([1, 0], np.int32)),
         Sample(x=(2, 3, 4), perm=np.array([2, 0, 1], np.int32)),
@@ -266,6 +270,7 @@ class Shape(OpDef):
 
     inputs = ("input",)
     attrs = {"out_type": dtypes.int32}
+    type_attrs = {"T": 0, "out_type": "out"}
     differentiable = False
     samples = [Sample(input=(2, 3)), Sample(input=(), out_type=dtypes.int64)]
 

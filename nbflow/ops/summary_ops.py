@@ -239,6 +239,12 @@ class AudioSummaryV2(_SummaryOp):
         return _bytes_scalar(summary.SerializeToString())
 
 
+def is_tf1_tensor_summary(node_def: Any) -> bool:
+    """Whether ``node_def`` is TensorFlow 1's ``TensorSummary``, which keeps a JSON
+    ``SummaryDescription`` in its ``description`` attr (nbflow writes ``TensorSummaryV2``)."""
+    return node_def.op == "TensorSummary"
+
+
 class TensorSummaryV2(_SummaryOp):
     """A whole tensor as a ``TensorProto``, with plugin metadata (text summaries use this)."""
 
