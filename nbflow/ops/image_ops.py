@@ -61,6 +61,27 @@ from nbflow.ops.image_codec_ops import (  # noqa: F401 - re-exported
 )
 from nbflow.ops.resize_bicubic_area_ops import resize_area, resize_bicubic  # noqa: F401
 from nbflow.ops.resize_ops import resize_bilinear, resize_nearest_neighbor  # noqa: F401
+from nbflow.ops.image_analysis_ops import __all__ as _ANALYSIS_NAMES
+from nbflow.ops.image_analysis_ops import (  # noqa: F401 - re-exported
+    adjust_jpeg_quality,
+    draw_bounding_boxes,
+    extract_image_patches,
+    extract_patches,
+    image_gradients,
+    non_max_suppression,
+    non_max_suppression_overlaps,
+    non_max_suppression_padded,
+    non_max_suppression_with_scores,
+    psnr,
+    random_jpeg_quality,
+    rgb_to_yiq,
+    rgb_to_yuv,
+    sobel_edges,
+    ssim,
+    yiq_to_rgb,
+    yuv_to_rgb,
+)
+from nbflow.ops.image_codec_ops import decode_and_crop_jpeg, extract_jpeg_shape  # noqa: F401
 
 Tensor = ops_lib.Tensor
 
@@ -270,27 +291,5 @@ def decode_image(
 random_crop = random_ops.random_crop  # tf.image.random_crop is tf.random_crop
 
 
-# More of tf.image, built on convert_image_dtype above (colour spaces, edges, quality, NMS).
-from nbflow.ops.image_analysis_ops import __all__ as _ANALYSIS_NAMES  # noqa: E402
-from nbflow.ops.image_analysis_ops import (  # noqa: E402, F401 - re-exported
-    adjust_jpeg_quality,
-    draw_bounding_boxes,
-    extract_image_patches,
-    extract_patches,
-    image_gradients,
-    non_max_suppression,
-    non_max_suppression_overlaps,
-    non_max_suppression_padded,
-    non_max_suppression_with_scores,
-    psnr,
-    random_jpeg_quality,
-    rgb_to_yiq,
-    rgb_to_yuv,
-    sobel_edges,
-    ssim,
-    yiq_to_rgb,
-    yuv_to_rgb,
-)
-from nbflow.ops.image_codec_ops import decode_and_crop_jpeg, extract_jpeg_shape  # noqa: E402, F401
-
+# More of tf.image: colour spaces, edges, quality, NMS (image_analysis_ops) and JPEG helpers.
 __all__ += [*_ANALYSIS_NAMES, "decode_and_crop_jpeg", "extract_jpeg_shape"]
