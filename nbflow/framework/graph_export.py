@@ -28,7 +28,7 @@ from nbflow.framework.graph_def import as_graph_def_dict, import_graph_def
 from nbflow.framework.op_def import get_op_def
 from nbflow.framework.ops import Graph, Operation
 
-_T = {"T": 0}
+_T: dict[str, int | str] = {"T": 0}
 # TensorFlow op type -> {type attr: where its dtype comes from (input index, or "out")}.
 TYPE_ATTRS: dict[str, dict[str, int | str]] = {
     **{
@@ -71,7 +71,7 @@ def _dtype_of(op: Operation, source: int | str) -> Any:
     if source == "out":
         return op.outputs[0].dtype
     inputs = list(op.inputs)
-    if not inputs or (isinstance(source, int) and source >= len(inputs)):
+    if not inputs or not isinstance(source, int) or source >= len(inputs):
         return None
     return inputs[source].dtype
 

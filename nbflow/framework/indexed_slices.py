@@ -118,14 +118,14 @@ IndexedSlicesValue = collections.namedtuple(
 IndexedSlicesValue.__doc__ = "A fetched IndexedSlices: NumPy values, indices and dense_shape."
 
 
-def _dense_rows(slices: IndexedSlices) -> Any:
+def _dense_rows(dense_shape: ops_lib.Tensor) -> Any:
     """The number of rows of the dense tensor, as a scalar tensor (or a Python int if known)."""
     from nbflow.ops import array_ops
 
-    known = ops_lib.constant_value(slices.dense_shape)
+    known = ops_lib.constant_value(dense_shape)
     if known is not None:
         return int(known[0])
-    return array_ops.gather(slices.dense_shape, 0)
+    return array_ops.gather(dense_shape, 0)
 
 
 def densify(slices: IndexedSlices, name: str | None = None) -> ops_lib.Tensor:
@@ -137,7 +137,10 @@ def densify(slices: IndexedSlices, name: str | None = None) -> ops_lib.Tensor:
             f"Tensor conversion requested for IndexedSlices without dense_shape: {slices!r}"
         )
     return math_ops.unsorted_segment_sum(
-        slices.values, slices.indices, _dense_rows(slices), name=name or "IndexedSlicesToDense"
+        slices.values,
+        slices.indices,
+        _dense_rows(slices.dense_shape),
+        name=name or "IndexedSlicesToDense",
     )
 
 
