@@ -91,12 +91,12 @@ class KernelContext:
     ):
         self.device = device
         self.xp = xp
-        self.resources = resources
+        self.resources: Any = resources
         self.step_id = step_id
-        self.rendezvous = rendezvous
+        self.rendezvous: Any = rendezvous
         self.options = options
-        self.frame = None
-        self.stats = None
+        self.frame: Any = None
+        self.stats: Any = None  # a runtime StepStatsCollector while the step is traced
         self.cancellation = CancellationManager()
 
 
