@@ -252,7 +252,7 @@ class _ForwardState:
             for op in made:
                 cf._contexts[op] = loop
         self.index = index  # the forward iteration, 0-based, inside the loop
-        self.key = key  # the stack key of the iteration, inside the loop
+        self.key: Tensor = key  # the stack key of the iteration, inside the loop
         self.next_iteration = nxt
         self.count = count.outputs[0]  # iterations run, in the frame around the loop
 

@@ -51,6 +51,7 @@ class GatherV2(OpDef):
     ]
 
     def infer(self, params: TensorSpec, indices: TensorSpec, axis: TensorSpec, batch_dims: int):
+        a: Any  # the axis: its value, then the checked int
         a, dims, idx = _value(axis), params.shape.dims, indices.shape.dims
         dtype = params.dtype.base_dtype
         if batch_dims:
@@ -270,7 +271,7 @@ class DynamicStitch(OpDef):
 
     def infer(self, indices: list[TensorSpec], data: list[TensorSpec]) -> TensorSpec:
         dtype = data[0].dtype.base_dtype
-        rest: TensorShape | None = TensorShape(None)
+        rest = TensorShape(None)
         for idx, d in zip(indices, data):
             if idx.shape.ndims is None or d.shape.ndims is None:
                 continue
@@ -278,7 +279,7 @@ class DynamicStitch(OpDef):
         values = [_value(i) for i in indices]
         n = None
         if all(v is not None for v in values):
-            n = max((int(v.max()) + 1 for v in values if v.size), default=0)
+            n = max((int(v.max()) + 1 for v in values if v is not None and v.size), default=0)
         return TensorSpec(TensorShape([n]).concatenate(rest), dtype)
 
     def compute(self, ctx: KernelContext, indices: Any, data: Any) -> Any:

@@ -63,7 +63,7 @@ from nbflow.ops.resize_ops import resize_bilinear, resize_nearest_neighbor  # no
 
 Tensor = ops_lib.Tensor
 
-__all__ = [
+__all__: list[str] = [
     "ResizeMethod",
     "adjust_brightness",
     "adjust_contrast",
