@@ -55,7 +55,7 @@ def graph_mimebundle(graph: Graph) -> dict[str, Any]:
     if in_kernel():
         from nbflow.notebook.widgets.graph import GraphWidget
 
-        widget_bundle = GraphWidget(graph)._repr_mimebundle_()
+        widget_bundle: Any = GraphWidget(graph)._repr_mimebundle_()  # data, or (data, metadata)
         if isinstance(widget_bundle, tuple):
             widget_bundle = widget_bundle[0]
         bundle.update(widget_bundle or {})
