@@ -267,7 +267,8 @@ def _grad_y(graph: ops_lib.Graph, y: Tensor, grad_y: Any, i: int, colocate: bool
     if not dtype.is_differentiable:
         return None
     with _maybe_colocate(graph, y.op, colocate):
-        if y.shape.is_fully_defined() and y.shape.num_elements() <= 1024:
+        size = y.shape.num_elements()  # None unless the shape is fully defined
+        if size is not None and size <= 1024:
             return array_ops.constant(
                 np.ones(y.shape.as_list(), dtype=dtype.np), dtype=dtype, name=f"grad_ys_{i}"
             )
@@ -335,10 +336,10 @@ def aggregate_gradients(parts: list[Any]) -> Any:
     """Sum partial gradients: AddN for tensors; IndexedSlices stay sparse when all are."""
     if all(isinstance(g, IndexedSlices) for g in parts):
         values = array_ops.concat([g.values for g in parts], 0)
-        indices = [g.indices for g in parts]
-        if len({i.dtype.base_dtype for i in indices}) > 1:
-            indices = [_int64(i) for i in indices]
-        indices = array_ops.concat(indices, 0)
+        index_parts = [g.indices for g in parts]
+        if len({i.dtype.base_dtype for i in index_parts}) > 1:
+            index_parts = [_int64(i) for i in index_parts]
+        indices = array_ops.concat(index_parts, 0)
         return IndexedSlices(values, indices, parts[0].dense_shape)
     dense = [ops_lib.convert_to_tensor(g) for g in parts]
     return math_ops.add_n(dense)

@@ -44,7 +44,7 @@ def _label_ids(labels: Any, predictions_idx: Tensor, num_classes: Any) -> tuple[
     if isinstance(labels, SparseTensor):
         labels = sparse_tensor_to_dense(labels, default_value=-1)
     labels = math_ops.cast(ops_lib.convert_to_tensor(labels), dtypes.int64)
-    if labels.shape.ndims == predictions_idx.shape.ndims - 1:
+    if labels.shape.ndims == len(predictions_idx.shape) - 1:
         labels = array_ops.expand_dims(labels, -1)
     valid = labels >= 0
     if num_classes is not None:

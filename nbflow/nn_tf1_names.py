@@ -630,8 +630,11 @@ def _int_list(value: Any, what: str) -> list[int]:
 
 def _dims(x: Tensor) -> list[Any]:
     """x's dimensions: Python ints where known at graph construction, scalar tensors elsewhere."""
-    dynamic = array_ops.shape(x) if not x.shape.is_fully_defined() else None
-    return [d if d is not None else dynamic[i] for i, d in enumerate(x.shape.as_list())]
+    dims = x.shape.as_list()
+    if x.shape.is_fully_defined():
+        return dims
+    dynamic = array_ops.shape(x)
+    return [d if d is not None else dynamic[i] for i, d in enumerate(dims)]
 
 
 def _shape_vector(parts: list[Any]) -> Any:
@@ -654,7 +657,7 @@ def space_to_batch_nd(
     with ops_lib.name_scope(name, "SpaceToBatchND", [input]):
         x = _tensor(input)
         m = len(block)
-        rest_rank = x.shape.ndims - 1 - m
+        rest_rank = len(x.shape) - 1 - m
         x = array_ops.pad(x, [[0, 0], *pads.tolist()] + [[0, 0]] * rest_rank)
         dims = _dims(x)
         split = [dims[0]]
@@ -681,7 +684,7 @@ def batch_to_space_nd(
     with ops_lib.name_scope(name, "BatchToSpaceND", [input]):
         x = _tensor(input)
         m = len(block)
-        rest_rank = x.shape.ndims - 1 - m
+        rest_rank = len(x.shape) - 1 - m
         dims = _dims(x)
         batch = dims[0] // int(np.prod(block))
         rest = dims[1 + m :]

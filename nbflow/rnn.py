@@ -44,7 +44,7 @@ _pack = control_flow_ops._pack_as
 
 
 def _depth(t: Tensor) -> int:
-    depth = t.shape.with_rank_at_least(2).dims[-1].value
+    depth = t.shape.with_rank_at_least(2)[-1]
     if depth is None:
         raise ValueError(f"The last dimension of the RNN input {t.name} must be known: {t.shape}")
     return depth

@@ -146,7 +146,7 @@ class Benchmark:
         name: str | None = None,
         metrics: Any = None,
     ) -> None:
-        fields = {"iters": iters, "wall_time": wall_time, "cpu_time": cpu_time}
+        fields: dict[str, Any] = {"iters": iters, "wall_time": wall_time, "cpu_time": cpu_time}
         fields.update({"throughput": throughput, "extras": extras, "metrics": metrics})
         shown = ", ".join(f"{k}={v}" for k, v in fields.items() if v is not None)
         print(f"benchmark {name or type(self).__name__}: {shown}")

@@ -466,7 +466,7 @@ class _Shuffle(_Transformation):
         # One generator per initialization: epochs (repeat) continue it, so each reshuffles;
         # without reshuffling every epoch starts from the seeds again.
         seed, seed2 = self._seeds
-        if seed is None:
+        if seed is None or seed2 is None:  # get_seed gives both or neither
             fresh = np.random.default_rng()
         else:
             fresh = np.random.default_rng([seed, seed2])

@@ -211,7 +211,7 @@ class TaskHost:
             return error_reply(_lost(task, self.worker.address), task)
         try:
             await asyncio.get_running_loop().run_in_executor(
-                self._drivers, server.register, handle, spec
+                self._drivers, server.register, handle, spec or {}
             )
         except BaseException as exc:  # noqa: BLE001 - reported to the master
             return error_reply(exc, task)

@@ -225,14 +225,18 @@ class DistributedSession(Session):
         loop = asyncio.get_running_loop()
         cancelled: asyncio.Future = loop.create_future()
 
+        def set_cancelled() -> None:
+            if not cancelled.done():
+                cancelled.set_result(None)
+
         def wake() -> None:  # any thread: close(), the health check
-            loop.call_soon_threadsafe(lambda: cancelled.done() or cancelled.set_result(None))
+            loop.call_soon_threadsafe(set_cancelled)
 
         token = ctx.cancellation.register(wake)
         if token is None:
             raise _cancelled(ctx.cancellation.reason())
         routes = self._cluster.routes()
-        calls = {}
+        calls: dict[asyncio.Future, TaskShare] = {}
         for share in shares:
             message = {
                 "op": "nbflow_run",

@@ -88,7 +88,7 @@ def decode_array(spec: dict[str, Any]) -> np.ndarray:
     dtype = dtypes.as_dtype(spec["dtype"])
     shape = tuple(spec["shape"])
     if dtype is dtypes.string:
-        values = [base64.b64decode(v) for v in spec["strings"]]
+        values: list[Any] = [base64.b64decode(v) for v in spec["strings"]]
         out = np.empty(len(values), dtype=object)
         out[:] = values
         return out.reshape(shape)

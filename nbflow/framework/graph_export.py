@@ -33,7 +33,7 @@ def _dtype_of(op: Operation, source: int | str) -> Any:
     if source == "out":
         return op.outputs[0].dtype
     inputs = list(op.inputs)
-    if not inputs or (isinstance(source, int) and source >= len(inputs)):
+    if not inputs or not isinstance(source, int) or source >= len(inputs):
         return None
     return inputs[source].dtype
 

@@ -92,12 +92,12 @@ class KernelContext:
     ):
         self.device = device
         self.xp = xp
-        self.resources = resources
+        self.resources: Any = resources
         self.step_id = step_id
-        self.rendezvous = rendezvous
+        self.rendezvous: Any = rendezvous
         self.options = options
-        self.frame = None
-        self.stats = None
+        self.frame: Any = None
+        self.stats: Any = None  # a runtime StepStatsCollector while the step is traced
         self.cancellation = CancellationManager()
 
 
@@ -288,7 +288,8 @@ class OpDef:
             if "expression" not in cls.__dict__:
                 cls.expression = None  # a hand-written kernel replaces an inherited expression
         elif cls.__dict__.get("expression"):
-            cls.compute = _expression_kernels(cls).compute  # type: ignore[method-assign]
+            # (arg-type: mypy does not see a class as Hashable while its own body is checked)
+            cls.compute = _expression_kernels(cls).compute  # type: ignore[method-assign,arg-type]
         if cls.__dict__.get("abstract", False):
             return
         instance = cls()
@@ -388,7 +389,7 @@ class OpDef:
             compute = self.compute_gpu  # type: ignore[assignment]
         attrs = kernel_attrs(op.attrs)
         if self.expression is not None and compute == self.compute:
-            kernel = _expression_kernels(type(self)).factory(**attrs)
+            kernel = _expression_kernels(type(self)).factory(**attrs)  # type: ignore[arg-type]
             kernel.opdef, kernel.attrs = self, attrs  # type: ignore[attr-defined] # for codegen
             return kernel
         if not attrs:

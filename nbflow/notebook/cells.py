@@ -288,8 +288,10 @@ def _compile(cell: CellSource) -> tuple[Any, Any]:
     )
     tree = ast.parse(cell.source, filename=cell.filename)
     last_expr = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        expr = ast.Expression(tree.body.pop().value)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
+        expr = ast.Expression(last.value)
         last_expr = compile(expr, cell.filename, "eval")
     return compile(tree, cell.filename, "exec"), last_expr
 

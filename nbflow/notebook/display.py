@@ -56,7 +56,9 @@ def in_kernel() -> bool:
 def graph_mimebundle(graph: Graph) -> dict[str, Any]:
     bundle = {"text/plain": repr(graph), "text/html": graph_html(graph)}
     if in_kernel():
-        widget_bundle = graph_widget.GraphWidget(graph)._repr_mimebundle_()
+        widget_bundle: Any = graph_widget.GraphWidget(
+            graph
+        )._repr_mimebundle_()  # data, or (data, metadata)
         if isinstance(widget_bundle, tuple):
             widget_bundle = widget_bundle[0]
         bundle.update(widget_bundle or {})

@@ -13,6 +13,7 @@ import ast
 from typing import Any
 
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
@@ -73,6 +74,8 @@ def run_fetches(
 @magics_class
 class DataflowMagics(Magics):
     """The nbflow magics; ``%load_ext nbflow`` registers them."""
+
+    shell: InteractiveShell  # set by IPython when it registers the magics
 
     @magic_arguments()
     @argument("--name", "-n", default=None, help="stable key of this cell (default: cell id)")

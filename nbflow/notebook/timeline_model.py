@@ -111,7 +111,8 @@ def trace_model(trace: Any) -> TimelineModel:
         pid, tid = e.get("pid"), e.get("tid")
         return f"{process.get(pid, pid)} / {thread.get((pid, tid), tid)}"
 
-    bars, rows = [], {}
+    bars: list[Bar] = []
+    rows: dict[str, None] = {}  # the rows in order of first appearance
     for e in timed:
         if e["ph"] != "X":
             continue

@@ -87,7 +87,7 @@ def clip_by_global_norm(
         clip_norm = ops_lib.convert_to_tensor(clip_norm, dtype=dtype)
         one = array_ops.constant(1.0, dtype=dtype)
         scale = clip_norm * math_ops.minimum(one / norm, one / clip_norm)
-        clipped = []
+        clipped: list[Any] = []
         for t in t_list:
             if t is None:
                 clipped.append(None)

@@ -451,7 +451,7 @@ class Range(OpDef):
             v.shape.with_rank(0)
         if any(v is None for v in values):
             return TensorSpec(TensorShape([None]), Tidx)
-        s, lim, d = (v.item() for v in values)
+        s, lim, d = (v.item() for v in values if v is not None)
         _check_range(s, lim, d)
         return TensorSpec(TensorShape([len(np.arange(s, lim, d))]), Tidx)
 

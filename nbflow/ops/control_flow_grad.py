@@ -45,6 +45,7 @@ from nbflow.ops import iteration_stacks  # noqa: F401 - registers the stack ops 
 
 from nbflow import errors
 
+
 # --- cond ---------------------------------------------------------------------------------------
 def switch_grad(op: Operation, grad_false: Any, grad_true: Any) -> list:
     ctx = cf.context_of(op)
@@ -174,7 +175,7 @@ class _ForwardState:
             for op in made:
                 cf._contexts[op] = loop
         self.index = index  # the forward iteration, 0-based, inside the loop
-        self.key = key  # the stack key of the iteration, inside the loop
+        self.key: Tensor = key  # the stack key of the iteration, inside the loop
         self.next_iteration = nxt
         self.count = count.outputs[0]  # iterations run, in the frame around the loop
 

@@ -192,7 +192,7 @@ class LoopCond(_ControlFlowOp):
 
 
 def _most_specific_compatible(a: TensorShape, b: TensorShape) -> TensorShape:
-    if a.ndims is None or b.ndims is None or a.ndims != b.ndims:
+    if a.dims is None or b.dims is None or a.ndims != b.ndims:
         return TensorShape(None)
     return TensorShape([x.value if x.value == y.value else None for x, y in zip(a.dims, b.dims)])
 

@@ -109,13 +109,14 @@ class Einsum(OpDef):
             if x.dtype.base_dtype != dtype:
                 raise TypeError(f"einsum operands differ in dtype: {dtype} vs {x.dtype}")
         operands, output = parse_equation(equation, len(inputs))
-        if any(x.shape.ndims is None for x in inputs):
+        if any(x.shape.dims is None for x in inputs):
             known_rank = "..." not in output
             return TensorSpec(TensorShape([None] * len(output) if known_rank else None), dtype)
         letters: dict[str, Dimension] = {}
         ellipsis: list[Dimension] = []
         for x, tokens in zip(inputs, operands):
             dims = x.shape.dims
+            assert dims is not None  # all ranks known, checked above
             n_named = len(tokens) - ("..." in tokens)
             if len(dims) < n_named or ("..." not in tokens and len(dims) != n_named):
                 raise ValueError(

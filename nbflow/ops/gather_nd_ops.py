@@ -29,7 +29,7 @@ def _nd_shape(indices: TensorShape, inner: TensorShape) -> TensorShape:
     """``indices.shape[:-1] + inner``, where ``inner`` is the sliced part of params' shape."""
     if indices.ndims is None:
         return TensorShape(None)
-    return TensorShape(indices.dims[:-1]).concatenate(inner)
+    return indices[:-1].concatenate(inner)
 
 
 def _index_depth(indices: TensorShape) -> int | None:

@@ -53,6 +53,7 @@ class GatherV2(OpDef):
     ]
 
     def infer(self, params: TensorSpec, indices: TensorSpec, axis: TensorSpec, batch_dims: int):
+        a: Any  # the axis: its value, then the checked int
         a, dims, idx = _value(axis), params.shape.dims, indices.shape.dims
         dtype = params.dtype.base_dtype
         if batch_dims:
@@ -264,7 +265,7 @@ class DynamicStitch(OpDef):
 
     def infer(self, indices: list[TensorSpec], data: list[TensorSpec]) -> TensorSpec:
         dtype = data[0].dtype.base_dtype
-        rest: TensorShape | None = TensorShape(None)
+        rest = TensorShape(None)
         for idx, d in zip(indices, data):
             if idx.shape.ndims is None or d.shape.ndims is None:
                 continue
@@ -272,7 +273,7 @@ class DynamicStitch(OpDef):
         values = [_value(i) for i in indices]
         n = None
         if all(v is not None for v in values):
-            n = max((int(v.max()) + 1 for v in values if v.size), default=0)
+            n = max((int(v.max()) + 1 for v in values if v is not None and v.size), default=0)
         return TensorSpec(TensorShape([n]).concatenate(rest), dtype)
 
     def compute(self, ctx: KernelContext, indices: Any, data: Any) -> Any:
@@ -413,12 +414,12 @@ def _prod(x: Tensor) -> Tensor:
 
 
 # --- IndexedSlices to a dense tensor --------------------------------------------------------------
-def _dense_rows(slices: IndexedSlices) -> Any:
+def _dense_rows(dense_shape: Tensor) -> Any:
     """The number of rows of the dense tensor, as a scalar tensor (or a Python int if known)."""
-    known = ops_lib.constant_value(slices.dense_shape)
+    known = ops_lib.constant_value(dense_shape)
     if known is not None:
         return int(known[0])
-    return gather(slices.dense_shape, 0)
+    return gather(dense_shape, 0)
 
 
 def densify(slices: IndexedSlices, name: str | None = None) -> Tensor:
@@ -428,7 +429,10 @@ def densify(slices: IndexedSlices, name: str | None = None) -> Tensor:
             f"Tensor conversion requested for IndexedSlices without dense_shape: {slices!r}"
         )
     return unsorted_segment_sum(
-        slices.values, slices.indices, _dense_rows(slices), name=name or "IndexedSlicesToDense"
+        slices.values,
+        slices.indices,
+        _dense_rows(slices.dense_shape),
+        name=name or "IndexedSlicesToDense",
     )
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
+from nbflow.framework.tensor_shape import as_dimension
 from nbflow.ops import array_ops, math_ops, random_ops
 from nbflow.ops.constant_ops import _create1
 
@@ -33,7 +34,7 @@ _RGB = np.array([[0.2, 0.5, 0.9], [0.7, 0.7, 0.1], [0.3, 0.3, 0.3], [0.0, 0.0, 0
 
 def _rgb_spec(images: TensorSpec, min_rank: int, types: tuple[dtypes.DType, ...]) -> TensorSpec:
     shape = images.shape.with_rank_at_least(min_rank)
-    channels = shape.dims[-1]
+    channels = as_dimension(shape[-1])
     if not channels.is_compatible_with(3):
         raise ValueError(f"Dimension must be 3 but is {channels.value} (images: {shape})")
     if images.dtype.base_dtype not in types:

@@ -85,7 +85,7 @@ from nbflow.ops.image_codec_ops import decode_and_crop_jpeg, extract_jpeg_shape 
 
 Tensor = ops_lib.Tensor
 
-__all__ = [
+__all__: list[str] = [
     "ResizeMethod",
     "adjust_brightness",
     "adjust_contrast",

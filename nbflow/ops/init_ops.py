@@ -320,7 +320,7 @@ class Identity(Initializer):
             raise ValueError(
                 f"Identity matrix initializer can only be used for 2D matrices: {dims}"
             )
-        return array_ops.constant(self.gain * np.eye(*dims), dtype=self._dtype(dtype))
+        return array_ops.constant(self.gain * np.eye(dims[0], dims[1]), dtype=self._dtype(dtype))
 
     def get_config(self) -> dict[str, Any]:
         return {"gain": self.gain, "dtype": self.dtype.name}

@@ -52,7 +52,7 @@ class ConcatV2(OpDef):
                     f"{v.dtype.base_dtype.name}"
                 )
         rank = next((v.shape.ndims for v in values if v.shape.ndims is not None), None)
-        a = _value(axis)
+        a: Any = _value(axis)
         if rank is None:
             return TensorSpec(TensorShape(None), dtype)
         if a is None:
@@ -122,6 +122,7 @@ class Split(OpDef):
         return attrs["num_split"]
 
     def infer(self, split_dim: TensorSpec, value: TensorSpec, num_split: int) -> list[TensorSpec]:
+        a: Any  # the axis: its value, then the checked int
         dtype, dims, a = value.dtype.base_dtype, value.shape.dims, _value(split_dim)
         if dims is None or a is None:
             rank = value.shape.ndims
@@ -170,6 +171,7 @@ class SplitV(OpDef):
     def infer(
         self, value: TensorSpec, size_splits: TensorSpec, split_dim: TensorSpec, num_split: int
     ) -> list[TensorSpec]:
+        a: Any  # the axis: its value, then the checked int
         dtype, dims, a = value.dtype.base_dtype, value.shape.dims, _value(split_dim)
         sizes = _value(size_splits)
         if dims is None or a is None:
@@ -186,7 +188,7 @@ class SplitV(OpDef):
         self, ctx: KernelContext, value: Any, size_splits: Any, split_dim: Any, num_split: int
     ) -> Any:
         axis = int(split_dim)
-        sizes = _split_sizes(size_splits, value.shape[axis])
+        sizes: list[Any] = _split_sizes(size_splits, value.shape[axis])  # all known here
         cuts = np.cumsum(sizes[:-1]).tolist()
         out = ctx.xp.split(value, cuts, axis)
         return out[0] if num_split == 1 else out
@@ -318,7 +320,7 @@ def _convert_for_pack(values: Any) -> list[Tensor]:
     return out
 
 
-def _autopack(values: list[Any], name: str | None = None) -> Tensor:
+def _autopack(values: list[Any] | tuple[Any, ...], name: str | None = None) -> Tensor:
     """``convert_to_tensor`` of a (nested) list holding tensors: Pack its items."""
     return _create1("Pack", [_convert_for_pack(values)], {"axis": 0}, name=name or "packed")
 

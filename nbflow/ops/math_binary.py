@@ -58,7 +58,7 @@ def _check_dtype(op_type: str, arg: str, spec: TensorSpec, allowed: frozenset | 
         )
 
 
-def _copy_samples(cls: type) -> None:
+def _copy_samples(cls: type[OpDef]) -> None:
     """Give a subclass its own Sample objects (a Sample records the one op it belongs to)."""
     if "samples" not in cls.__dict__:
         cls.samples = [Sample(s.input_dtype, **s.kwargs) for s in cls.samples]
@@ -112,9 +112,9 @@ def binary(op_type: str, x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def _keeps_shape(x: TensorShape, other: TensorShape) -> bool:
     """Whether broadcasting ``x`` against ``other`` surely leaves x's shape unchanged."""
-    if x.ndims is None or other.ndims is None or other.ndims > x.ndims:
-        return False
     xd, od = x.dims, other.dims
+    if x.ndims is None or other.ndims is None or other.ndims > x.ndims or xd is None or od is None:
+        return False
     for a, b in zip(xd[x.ndims - other.ndims :], od):
         if a.value is not None and a.value != 1:
             continue
@@ -133,10 +133,10 @@ def _unbroadcast(grad: Tensor, x: Tensor, other: TensorShape | None = None) -> T
     xs, gs = x.shape, grad.shape
     if other is not None and _keeps_shape(xs, other):
         return grad
-    if xs.is_fully_defined() and gs.ndims is not None and gs.ndims >= xs.ndims:
+    if xs.is_fully_defined() and gs.ndims is not None and gs.ndims >= len(xs):
         if gs.is_fully_defined() and gs.as_list() == xs.as_list():
             return grad
-        lead = gs.ndims - xs.ndims
+        lead = gs.ndims - len(xs)
         ones = [
             i
             for i, d in enumerate(xs.as_list())

@@ -318,7 +318,7 @@ def _install_operators() -> None:
     Tensor._override_operator("__neg__", lambda x: negative(x))
     Tensor._override_operator("__abs__", lambda x: abs(x))
     Tensor._override_operator("__invert__", lambda x: logical_not(x))
-    IndexedSlices.__neg__ = lambda s: IndexedSlices(  # type: ignore[attr-defined]
+    IndexedSlices.__neg__ = lambda s: IndexedSlices(  # type: ignore[attr-defined,operator]
         negative(s.values), s.indices, s.dense_shape
     )
 

@@ -44,7 +44,7 @@ def _constant_zero(t: Tensor) -> bool:
     return value is not None and not np.any(value)
 
 
-def _own_samples(cls: type) -> None:
+def _own_samples(cls: type[OpDef]) -> None:
     """Give a subclass its own copies of inherited samples (a Sample belongs to one op)."""
     if "samples" not in cls.__dict__:
         cls.samples = [Sample(input_dtype=s.input_dtype, **s.kwargs) for s in cls.samples]
@@ -347,7 +347,7 @@ class SoftmaxCrossEntropyWithLogits(OpDef):
     def infer(self, features: TensorSpec, labels: TensorSpec) -> list[TensorSpec]:
         shape = features.shape.with_rank(2).merge_with(labels.shape.with_rank(2))
         dtype = features.dtype.base_dtype
-        return [TensorSpec(TensorShape(shape.dims[:1]), dtype), TensorSpec(shape, dtype)]
+        return [TensorSpec(shape[:1], dtype), TensorSpec(shape, dtype)]
 
     def compute(self, ctx: KernelContext, features: Any, labels: Any) -> tuple[Any, Any]:
         log_softmax, backprop = _row_log_softmax(ctx.xp, features)
@@ -390,7 +390,7 @@ class SparseSoftmaxCrossEntropyWithLogits(OpDef):
         if not labels.dtype.base_dtype.is_integer:
             raise TypeError(f"labels must be int32 or int64, got {labels.dtype.name}")
         dtype = features.dtype.base_dtype
-        return [TensorSpec(TensorShape(shape.dims[:1]), dtype), TensorSpec(shape, dtype)]
+        return [TensorSpec(shape[:1], dtype), TensorSpec(shape, dtype)]
 
     def compute(self, ctx: KernelContext, features: Any, labels: Any) -> tuple[Any, Any]:
         xp = ctx.xp
@@ -434,7 +434,7 @@ class BiasAdd(OpDef):
     def infer(self, value: TensorSpec, bias: TensorSpec, data_format: str) -> TensorSpec:
         shape = value.shape.with_rank_at_least(2)
         bias.shape.with_rank(1)
-        if shape.ndims is not None:
+        if shape.dims is not None and shape.ndims is not None and bias.shape.dims is not None:
             channels = shape.dims[_channel_axis(shape.ndims, data_format)]
             if not bias.shape.dims[0].is_compatible_with(channels):
                 raise ValueError(
@@ -462,7 +462,7 @@ class BiasAddGrad(OpDef):
 
     def infer(self, out_backprop: TensorSpec, data_format: str) -> TensorSpec:
         shape = out_backprop.shape.with_rank_at_least(2)
-        if shape.ndims is None:
+        if shape.dims is None or shape.ndims is None:
             return TensorSpec(TensorShape([None]), out_backprop.dtype.base_dtype)
         channels = shape.dims[_channel_axis(shape.ndims, data_format)]
         return TensorSpec(TensorShape([channels]), out_backprop.dtype.base_dtype)
@@ -513,7 +513,7 @@ class TopKV2(OpDef):
     def infer(self, input: TensorSpec, k: TensorSpec, sorted: bool) -> list[TensorSpec]:
         shape = input.shape.with_rank_at_least(1)
         kv = None if k.value is None else int(k.value)
-        if shape.ndims is None:
+        if shape.dims is None:
             out = TensorShape(None)
         else:
             last = shape[-1]
@@ -574,7 +574,7 @@ class InTopKV2(OpDef):
 
     def infer(self, predictions: TensorSpec, targets: TensorSpec, k: TensorSpec) -> TensorSpec:
         shape = predictions.shape.with_rank(2)
-        return TensorSpec(TensorShape(shape.dims[:1]), dtypes.bool)
+        return TensorSpec(shape[:1], dtypes.bool)
 
     def compute(self, ctx: KernelContext, predictions: Any, targets: Any, k: Any) -> Any:
         xp = ctx.xp

@@ -67,6 +67,7 @@ class SparseTensorDenseMatMul(SparseOp):
 
     def infer(self, a_indices, a_values, a_shape, b, adjoint_a: bool, adjoint_b: bool):
         a_dims = _shape_from_spec(a_shape).with_rank(2).dims
+        assert a_dims is not None  # with_rank gives a known rank
         m, k = a_dims[::-1] if adjoint_a else a_dims
         k2, n = b.shape.with_rank(2).dims[:: -1 if adjoint_b else 1]
         if not k.is_compatible_with(k2):
@@ -144,10 +145,10 @@ def _reduced_axes(axes: Any, rank: int) -> list[int]:
 def _reduce_infer(input_shape: TensorSpec, reduction_axes: TensorSpec, keep_dims: bool):
     shape = _shape_from_spec(input_shape)
     axes = _value(reduction_axes)
-    if shape.ndims is None or axes is None:
+    dims = shape.dims
+    if shape.ndims is None or axes is None or dims is None:
         return TensorShape(None)
     reduced = _reduced_axes(axes, shape.ndims)
-    dims = shape.dims
     if keep_dims:
         return TensorShape([1 if i in reduced else d for i, d in enumerate(dims)])
     return TensorShape([d for i, d in enumerate(dims) if i not in reduced])

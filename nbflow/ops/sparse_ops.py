@@ -397,7 +397,9 @@ class SparseConcat(SparseOp):
         shape_value = None
         if rank is not None and all(k is not None for k in known):
             total = np.array(known[0], _I64)
-            total[concat_dim % rank] = sum(int(k[concat_dim % rank]) for k in known)
+            total[concat_dim % rank] = sum(
+                int(k[concat_dim % rank]) for k in known if k is not None
+            )
             shape_value = total
         return [
             TensorSpec(TensorShape([None, rank]), dtypes.int64),

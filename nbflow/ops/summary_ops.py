@@ -178,7 +178,7 @@ class ImageSummary(_SummaryOp):
 
     def infer(self, tag: TensorSpec, tensor: TensorSpec, max_images: int, bad_color: Any):
         shape = tensor.shape.with_rank(4)
-        channels = shape.dims[3].value
+        channels = shape[3]
         if channels is not None and channels not in (1, 3, 4):
             raise ValueError(f"Tensor must have 1, 3, or 4 channels, got {channels}")
         return _string_spec()

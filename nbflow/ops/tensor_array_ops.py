@@ -97,7 +97,7 @@ class _TensorArray:
             shape = TensorShape(value.shape)
             expected = self.element_shape
             if piece and expected.ndims:
-                expected = TensorShape([None, *expected.dims[1:]])
+                expected = TensorShape([None, *expected[1:]])
             if not expected.is_compatible_with(shape):
                 raise self._error(
                     f"Could not write to TensorArray index {i} because the value shape is "

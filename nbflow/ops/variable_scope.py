@@ -181,13 +181,15 @@ class VariableScope:
         if kwargs.get("dtype") is None:
             kwargs["dtype"] = self._dtype
         reuse = self._reuse
-        getter = var_store.get_variable
+        getter: Callable[..., Any] = var_store.get_variable
         if self._custom_getter is not None:
             custom = self._custom_getter
             inner = getter
 
-            def getter(name: str, **kw: Any) -> Variable:  # noqa: F811 - wraps the store
+            def custom_getter(name: str, **kw: Any) -> Variable:  # wraps the store
                 return custom(inner, name, **kw)
+
+            getter = custom_getter
 
         # Variable names depend on variable scopes only: create them in the root name scope.
         with ops_lib.get_default_graph().name_scope(None):
@@ -198,7 +200,7 @@ class _VariableStore:
     """A graph's variables from ``get_variable`` and its variable-scope bookkeeping."""
 
     def __init__(self) -> None:
-        self.vars: dict[str, Variable] = {}
+        self.vars: dict[str, Any] = {}  # a Variable or a PartitionedVariable
         self.scope_counts: dict[str, int] = {}
         self._local = threading.local()
 

@@ -52,7 +52,7 @@ class Variable:
             collections.append(GraphKeys.TRAINABLE_VARIABLES)
         self._trainable = trainable
         self._constraint = constraint
-        self._save_slice_info = None
+        self._save_slice_info: tuple[str, Any] | None = None
         self._partition_info = None
         with contextlib.ExitStack() as outside:
             if callable(initial_value):  # built once, outside any loop or cond being built
@@ -101,9 +101,10 @@ class Variable:
             name = variable_def.get(key)
             return graph.get_tensor_by_name(prefix + name) if name else None
 
-        self._variable = tensor("variable_name")
-        self._snapshot = tensor("snapshot_name")
-        self._initial_value = tensor("initial_value_name")
+        self._variable = graph.get_tensor_by_name(prefix + variable_def["variable_name"])
+        self._snapshot = graph.get_tensor_by_name(prefix + variable_def["snapshot_name"])
+        # (None where the exporting program recorded no initial value)
+        self._initial_value = tensor("initial_value_name")  # type: ignore[assignment]
         self._initializer_op = graph.get_operation_by_name(
             prefix + variable_def["initializer_name"]
         )

@@ -65,8 +65,9 @@ class SecondOrStepTimer:
     def update_last_triggered_step(self, step: int) -> tuple[float | None, int | None]:
         """Record a trigger; returns (seconds, steps) since the previous one (None at first)."""
         now = time.time()
+        last_time, last_step = self._last_time, self._last_step
         elapsed = (
-            None if self._last_time is None else (now - self._last_time, step - self._last_step)
+            None if last_time is None or last_step is None else (now - last_time, step - last_step)
         )
         self._last_time, self._last_step = now, step
         return elapsed if elapsed is not None else (None, None)
@@ -330,7 +331,7 @@ class StepCounterHook(SessionRunHook):
         step = _value(run_values.results)
         if self._timer.should_trigger_for_step(step):
             elapsed, steps = self._timer.update_last_triggered_step(step)
-            if elapsed is not None and elapsed > 0:
+            if elapsed is not None and steps is not None and elapsed > 0:
                 self.last_rate = steps / elapsed
                 _log.info("%s: %g", self._summary_tag, self.last_rate)
                 if self._summary_writer is not None:

@@ -97,7 +97,7 @@ def string_input_producer(
 
 
 def range_input_producer(
-    limit: int,
+    limit: int | ops_lib.Tensor,
     num_epochs: int | None = None,
     shuffle: bool = True,
     seed: int | None = None,

@@ -540,6 +540,8 @@ class Saver:
         if not io_ops.is_checkpoint(save_path):
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
         sd = self.saver_def
+        if sd is None:
+            raise RuntimeError("`build()` should be called before restore if defer_build==True")
         sess.run(sd["restore_op_name"], {sd["filename_tensor_name"]: save_path})
 
     def export_meta_graph(

@@ -58,6 +58,7 @@ class SessionManager:
         if checkpoint_filename_with_path:
             saver.restore(sess, checkpoint_filename_with_path)
             return sess, True
+        assert checkpoint_dir  # the one source left (see the first test)
         deadline = time.monotonic() + max_wait_secs
         path = saver_lib.latest_checkpoint(checkpoint_dir)
         while path is None and wait_for_checkpoint and time.monotonic() < deadline:

@@ -115,7 +115,7 @@ class SyncReplicasOptimizer(Optimizer):
         self.ready_for_local_init_op = report_uninitialized_variables(global_variables())
 
         train_ops = []
-        aggregated = []
+        aggregated: list[Any] = []  # a gradient or None per variable
         var_list = []
         with graph.name_scope(self._name):
             for grad, var in grads_and_vars:

@@ -153,7 +153,8 @@ class SummaryDashboard(widgets.VBox):
                 title=f"{tag} ({run})", height=220, width=380, tools="pan,wheel_zoom,reset"
             )
             fig.xaxis.axis_label = "step"
-            cols = {"x": []} | {f"p{p}": [] for p in summary_model.BAND_PERCENTILES}
+            cols: dict[str, list[float]] = {"x": []}
+            cols |= {f"p{p}": [] for p in summary_model.BAND_PERCENTILES}
             src = ColumnDataSource(cols)
             bands = summary_model.BAND_PERCENTILES
             for k in range(len(bands) // 2):
@@ -162,7 +163,7 @@ class SummaryDashboard(widgets.VBox):
             fig.line("x", "p50", source=src, color="#08306b")
             entry = self.histograms[(run, tag)] = (fig, src)
             self.histogram_box.children = [*self.histogram_box.children, bokeh_widget(fig)]
-        new = {"x": [float(s) for s in series.steps[start:end]]}
+        new: dict[str, Any] = {"x": [float(s) for s in series.steps[start:end]]}
         rows = [summary_model.histogram_percentiles(h) for h in series.values[start:end]]
         for k, p in enumerate(summary_model.BAND_PERCENTILES):
             new[f"p{p}"] = [row[k] for row in rows]
