@@ -163,7 +163,7 @@ class TaskHost:
             failed = partial(self._send_failed, dst_task, address, key, on_error)
             # A payload written from the array's own buffer: a variable's (read-only) is
             # waited for, so that no later update reaches the socket.
-            wait = len(frames) > 1 and not value.flags.writeable
+            wait = len(frames) > 1 and not value.flags.writeable  # type: ignore[union-attr]
             return self._push_frames(address, frames, failed, wait)
         one_way = self.one_way_sends and not shared
         if one_way:  # built now: a small value is copied before the step goes on

@@ -63,16 +63,17 @@ def decode(value: Any, writable: bool = False) -> Any:
 #
 # straight onto the connection's stream (TCP or TLS, as Dask opened it): the array's own buffer,
 # no pickle, no msgpack walk of the value, and read back into a fresh array of its dtype and
-# shape with one copy out of the socket. Only plain numeric arrays travel so (``is_raw``): a
-# receiver never builds anything but such an array from what arrives.
+# shape with one copy out of the socket. Only plain numeric arrays (and None) travel so
+# (``is_raw``): a receiver never builds anything but such an array from what arrives.
 PREFIX = struct.Struct("<IQ")
 _INLINE_BYTES = 16 * 1024  # a payload up to this size goes out in one write with its header
 _CHUNK = 2**30  # a read or write of a huge buffer is split (sockets take at most 2**31 - 1)
 
 
 def is_raw(value: Any) -> bool:
-    """Whether ``value`` travels as raw frames: a numeric NumPy array or scalar."""
-    return (
+    """Whether ``value`` travels as raw frames: a numeric NumPy array or scalar, or None (what
+    a Send of a control edge carries)."""
+    return value is None or (
         (type(value) is np.ndarray or isinstance(value, np.generic))
         and value.dtype.kind in "biufc"
         and value.dtype.byteorder in "=|<"
@@ -81,6 +82,9 @@ def is_raw(value: Any) -> bool:
 
 def tensor_frames(task: str, step_id: int, key: str, value: Any) -> list[bytes | memoryview]:
     """What to write for one tensor (``is_raw(value)``): header and payload, in order."""
+    if value is None:
+        header = msgpack.packb([task, step_id, key, None, None])
+        return [PREFIX.pack(len(header), 0) + header]
     scalar = isinstance(value, np.generic)
     array = np.asarray(value)
     if not array.flags.c_contiguous:
@@ -98,6 +102,8 @@ async def read_tensor(stream: Any) -> tuple[str, int, str, Any]:
     value); the value is a fresh array the caller owns."""
     header_size, nbytes = PREFIX.unpack(await stream.read_bytes(PREFIX.size))
     task, step_id, key, dtype_str, shape = msgpack.unpackb(await stream.read_bytes(header_size))
+    if dtype_str is None:
+        return task, step_id, key, None
     dtype = np.dtype(dtype_str)
     if dtype.kind not in "biufc":
         raise ValueError(f"tensor {key!r} for task {task} has dtype {dtype_str!r}: not numeric")
