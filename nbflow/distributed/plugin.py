@@ -32,7 +32,6 @@ or the scheduler.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import os
@@ -156,15 +155,15 @@ class TaskHost:
                 errors.InternalError(None, None, f"No route to task {dst_task} for Send {key}")
             )
             return None
-        big = isinstance(value, np.ndarray) and value.nbytes > SMALL_BYTES
-        shared = big and not value.flags.writeable  # a variable's buffer (``copy_names``)
+        failed = partial(self._send_failed, dst_task, address, key, on_error)
         if self.raw_tensors and is_raw(value) and address.startswith(("tcp://", "tls://")):
             frames = tensor_frames(dst_task, step_id, key, value)
-            failed = partial(self._send_failed, dst_task, address, key, on_error)
             # A payload written from the array's own buffer: a variable's (read-only) is
             # waited for, so that no later update reaches the socket.
             wait = len(frames) > 1 and not value.flags.writeable  # type: ignore[union-attr]
             return self._push_frames(address, frames, failed, wait)
+        big = isinstance(value, np.ndarray) and value.nbytes > SMALL_BYTES
+        shared = big and not value.flags.writeable  # a variable's buffer (``copy_names``)
         one_way = self.one_way_sends and not shared
         if one_way:  # built now: a small value is copied before the step goes on
             message = {
@@ -185,14 +184,7 @@ class TaskHost:
                         task=dst_task, step_id=step_id, key=key, value=to_serialize(value)
                     )
             except Exception as exc:  # noqa: BLE001 - the step fails, naming the task
-                on_error(
-                    errors.UnavailableError(
-                        None,
-                        None,
-                        f"Send of {key.rsplit(';', 1)[-1]} to task {dst_task} at {address} "
-                        f"failed: {type(exc).__name__}: {exc}",
-                    )
-                )
+                failed(exc)
 
         assert self.loop is not None
         if threading.get_ident() == self._loop_thread:
@@ -212,8 +204,7 @@ class TaskHost:
         if threading.get_ident() == self._loop_thread:
             comm = self._plane_comms.get(address)
             if comm is not None:  # the common case: written now, nothing scheduled
-                written = self._write_frames(address, comm, frames, failed)
-                return written if wait else None
+                return self._write_frames(address, comm, frames, failed, wait)
             task = self.loop.create_task(self._push_frames_later(address, frames, failed))
             self._pushes.add(task)
             task.add_done_callback(self._pushes.discard)
@@ -231,15 +222,21 @@ class TaskHost:
         except Exception as exc:  # noqa: BLE001 - the step fails, naming the task
             failed(exc)
             return
-        written = self._write_frames(address, comm, frames, failed)
+        written = self._write_frames(address, comm, frames, failed, True)
         if written is not None:
-            with contextlib.suppress(Exception):  # reported by ``failed``
-                await written
+            await written
 
     def _write_frames(
-        self, address: str, comm: Any, frames: list, failed: Callable[[BaseException], None]
+        self,
+        address: str,
+        comm: Any,
+        frames: list,
+        failed: Callable[[BaseException], None],
+        wait: bool,
     ) -> asyncio.Future | None:
-        """Hand ``frames`` to the comm's stream in one go (no other tensor's bytes between)."""
+        """Hand ``frames`` to the comm's stream in one go (no other tensor's bytes between);
+        with ``wait``, a future done once they are in the socket or have failed (``failed``
+        reports that: the future itself never raises)."""
         stream = comm.stream
         try:
             if stream is None or stream.closed():
@@ -252,13 +249,17 @@ class TaskHost:
             failed(exc)
             return None
 
+        quiet = self.loop.create_future() if wait and self.loop is not None else None
+
         def check(future: asyncio.Future) -> None:
             if not future.cancelled() and future.exception() is not None:
                 self._drop_plane(address, comm)
                 failed(future.exception())  # type: ignore[arg-type]
+            if quiet is not None and not quiet.done():
+                quiet.set_result(None)
 
         written.add_done_callback(check)
-        return written
+        return quiet
 
     async def _open_plane(self, address: str) -> Any:
         """The data-plane connection to ``address``, opened once (concurrent pushes share it)."""
@@ -289,6 +290,7 @@ class TaskHost:
     def _send_failed(
         dst_task: str, address: str, key: str, on_error: Callable, exc: BaseException
     ) -> None:
+        """A push that failed fails its step with an error naming the tensor and the task."""
         on_error(
             errors.UnavailableError(
                 None,
@@ -447,15 +449,16 @@ class TaskHost:
     async def tensor_stream(self, comm: Any = None) -> None:
         """The data plane's receiving end: tensors as raw frames (``wire.read_tensor``) until
         the peer closes the connection."""
+        stream = getattr(comm, "stream", None)  # TCP and TLS comms; others never come here
         try:
-            while True:
-                task, step_id, key, value = await read_tensor(comm.stream)
+            while stream is not None:
+                task, step_id, key, value = await read_tensor(stream)
                 found = self.rendezvous_for(task, step_id)
                 if found is not None:
                     found.deliver(key, value, RendezvousKey.parse(key).send_device)
-        except (StreamClosedError, OSError, AttributeError):
+        except (StreamClosedError, OSError):
             pass  # the peer went away (or the worker closes): its steps fail on their own
-        except ValueError as exc:  # a malformed header: the connection is not trusted further
+        except (ValueError, TypeError, MemoryError) as exc:  # a malformed header: not trusted
             logger.warning("nbflow data plane from %s: %s", getattr(comm, "peer_address", "?"), exc)
         finally:
             comm.abort()

@@ -64,8 +64,8 @@ def test_a_header_naming_a_non_numeric_dtype_is_refused():
         _through_a_socket([[PREFIX.pack(len(header), nbytes) + header + b"\0" * nbytes]], 1)
 
 
-def _data_planes(dask_worker) -> int:
-    return len(dask_worker._nbflow_host._plane_comms)
+def _data_planes(dask_worker) -> list[str]:
+    return list(dask_worker._nbflow_host._plane_comms)
 
 
 def test_weights_and_gradients_cross_tasks_on_the_data_plane(cluster):
@@ -90,4 +90,5 @@ def test_weights_and_gradients_cross_tasks_on_the_data_plane(cluster):
         np.testing.assert_allclose(y_got, y_want, rtol=1e-4, atol=1e-4)
         weights = weights - 0.5 * xs.T @ y_want
     np.testing.assert_allclose(w_last, weights, rtol=1e-4, atol=1e-4)
-    assert sum(cluster.client.run(_data_planes).values()) >= 2  # ps -> worker and back
+    planes = [a for found in cluster.client.run(_data_planes).values() for a in found]
+    assert len(planes) >= 2 and all(a.startswith("tls://") for a in planes)  # both ways, TLS
