@@ -193,7 +193,10 @@ class TaskServer:
         runner = partition_runner(
             parts, self.pool, RunnerPolicy(), fetch_count, [], self.devices_by_name
         )
-        drivers = [caller_driver(plan) for _, plan, _, _ in parts]
+        # Independent kernels run one after the other on the loop too: a backward pass's two
+        # small matmuls cost less there than two thread hand-offs per step, and a step that
+        # computes past the loop's budget goes to the pool (``plugin.TaskHost``).
+        drivers = [caller_driver(plan, serial_ok=True) for _, plan, _, _ in parts]
         loop_drivers = [d for d in drivers if d is not None]
         registered = Registered(
             handle,

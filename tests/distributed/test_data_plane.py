@@ -92,3 +92,46 @@ def test_weights_and_gradients_cross_tasks_on_the_data_plane(cluster):
     np.testing.assert_allclose(w_last, weights, rtol=1e-4, atol=1e-4)
     planes = [a for found in cluster.client.run(_data_planes).values() for a in found]
     assert len(planes) >= 2 and all(a.startswith("tls://") for a in planes)  # both ways, TLS
+
+
+def _loop_driven(dask_worker) -> dict[str, bool]:
+    host = dask_worker._nbflow_host
+    return {
+        f"{task} {handle}": registered.loop_drivers is not None
+        for task, server in host.tasks.items()
+        for handle, registered in server.graphs.items()
+    }
+
+
+def test_a_backward_pass_with_independent_matmuls_is_driven_on_the_message_loop(cluster):
+    rng = np.random.default_rng(2)
+    w1_0 = rng.normal(size=(20, 16)).astype(np.float32) / 4
+    w2_0 = rng.normal(size=(16, 4)).astype(np.float32) / 4
+    xs = rng.normal(size=(8, 20)).astype(np.float32)
+    with tf.device("/job:ps/task:1"):
+        w1, w2 = tf.Variable(w1_0, name="loop_w1"), tf.Variable(w2_0, name="loop_w2")
+    with tf.device("/job:worker/task:0"):
+        x = tf.placeholder(tf.float32, [8, 20])
+        h = tf.nn.relu(tf.matmul(x, w1))
+        loss = 0.5 * tf.reduce_sum(tf.square(tf.matmul(h, w2)))  # d/dh and d/dw2: independent
+        grads = tf.gradients(loss, [w1, w2])
+    with tf.device("/job:ps/task:1"):
+        train = tf.train.GradientDescentOptimizer(0.1).apply_gradients(zip(grads, [w1, w2]))
+    with tf.Session(cluster.target) as sess:
+        sess.run([w1.initializer, w2.initializer])
+        for _ in range(2):
+            sess.run(train, {x: xs})
+        got1, got2 = sess.run([w1, w2])
+    a, b = w1_0.astype(np.float64), w2_0.astype(np.float64)
+    for _ in range(2):
+        pre = xs @ a
+        hidden = np.maximum(pre, 0)
+        dy = hidden @ b
+        da = xs.T @ ((dy @ b.T) * (pre > 0))
+        a, b = a - 0.1 * da, b - 0.1 * hidden.T @ dy
+    np.testing.assert_allclose(got1, a, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got2, b, rtol=1e-4, atol=1e-5)
+    driven = {}
+    for found in cluster.client.run(_loop_driven).values():
+        driven.update(found)
+    assert driven and all(driven.values()), driven
