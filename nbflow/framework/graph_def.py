@@ -102,7 +102,10 @@ def decode_array(spec: dict[str, Any]) -> np.ndarray:
     return np.array(values, dtype=dtype.np).reshape(shape)
 
 
-def node_def_of(op: Any) -> dict[str, Any]:
+def node_def_of(op: Any, add_specs: bool = False) -> dict[str, Any]:
+    """One op as a NodeDef dict; ``add_specs`` records its outputs' inferred shapes and dtypes
+    (``_output_shapes``, as TensorFlow writes it, and ``_output_types``), so that
+    ``import_graph_def(..., trusted_shapes=True)`` rebuilds it without its shape function."""
     inputs = [t.op.name if t.value_index == 0 else t.name for t in op._inputs]
     inputs += [f"^{c.name}" for c in op._control_inputs]
     node = {
@@ -112,6 +115,9 @@ def node_def_of(op: Any) -> dict[str, Any]:
         "device": op.device,
         "attr": {k: encode_attr(v) for k, v in op.attrs.items()},
     }
+    if add_specs:
+        node["attr"]["_output_shapes"] = encode_attr([t.shape for t in op.outputs])
+        node["attr"]["_output_types"] = encode_attr([t.dtype for t in op.outputs])
     return node
 
 

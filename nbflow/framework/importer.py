@@ -20,7 +20,7 @@ from nbflow import errors
 from nbflow.framework import ops as ops_lib
 from nbflow.framework import protos
 from nbflow.framework.graph_def import TF_OP_ALIASES, decode_attr
-from nbflow.framework.op_def import get_op_def, lookup_op_def, registered_ops
+from nbflow.framework.op_def import TensorSpec, get_op_def, lookup_op_def, registered_ops
 
 
 def _parse_input(name: str) -> tuple[str, int, bool]:
@@ -39,11 +39,18 @@ def import_graph_def(
     name: str | None = None,
     op_dict: Any = None,
     producer_op_list: Any = None,
+    *,
+    trusted_shapes: bool = False,
 ) -> list[Any] | None:
     """Import a GraphDef into the default graph under scope ``name`` (default "import").
 
     ``input_map`` maps tensor names of the GraphDef to tensors of the default graph that
     replace them; ``return_elements`` names the ops or tensors to return.
+
+    ``trusted_shapes``: a node carrying ``_output_shapes`` and ``_output_types`` (written by
+    ``node_def_of(op, add_specs=True)``: nbflow's own, already inferred graph) gets those as
+    its outputs and its shape function is not run. For GraphDefs a master of this codebase
+    wrote, e.g. a distributed task's partition; other nodes are inferred as usual.
     """
     graph_def = as_graph_def_dict(graph_def)
     _validate_structure(graph_def)
@@ -66,7 +73,11 @@ def import_graph_def(
                 for k, v in node.get("attr", {}).items()
                 if k in opdef.attrs or k.startswith("_") or k == "N"
             }
-            attrs.pop("_output_shapes", None)
+            shapes = attrs.pop("_output_shapes", None)
+            types = attrs.pop("_output_types", None)
+            specs = None
+            if trusted_shapes and shapes is not None and types is not None:
+                specs = [TensorSpec(shape, dtype) for shape, dtype in zip(shapes, types)]
             if prefix and "frame_name" in attrs:  # each imported copy of a loop is its own frame
                 attrs["frame_name"] = f"{prefix}{attrs['frame_name']}"
             if "_class" in attrs:
@@ -97,6 +108,7 @@ def import_graph_def(
                     attrs,
                     name=f"{prefix}{node_name}/" if prefix else f"{node_name}/",
                     control_inputs=controls,
+                    output_specs=specs,
                 )
             created[node_name] = op
     for node_name, slot, src, index in back_edges:
