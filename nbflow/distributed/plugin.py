@@ -41,6 +41,7 @@ from distributed.comm import connect
 from distributed.protocol.serialize import to_serialize
 
 from nbflow import errors
+from nbflow.distributed.dashboard import StepLog
 from nbflow.distributed.task import Registered, StepReport, TaskRendezvous, TaskServer
 from nbflow.distributed.wire import SMALL_BYTES, decode, encode
 from nbflow.ops.sendrecv_ops import RendezvousKey
@@ -78,6 +79,7 @@ class TaskHost:
         self._drivers = ThreadPoolExecutor(64, thread_name_prefix="nbflow-task")
         self._peers: dict[str, asyncio.Future] = {}  # address -> its kept-open comm
         self._pushes: set[asyncio.Task] = set()  # writes under way (kept from the collector)
+        self.steps = StepLog(worker)  # step totals for the Dask dashboard (dashboard.py)
 
     def handlers(self) -> dict[str, Any]:
         return {
@@ -264,9 +266,11 @@ class TaskHost:
                       for f in rendezvous.sent if f is not None)
                 )  # fmt: skip
         except BaseException as exc:  # noqa: BLE001 - reported to the master
+            self.steps.record_error(task, server.incarnation, exc)
             return error_reply(exc, task)
         finally:
             self._finish(task, step_id)
+        self.steps.record(task, server.incarnation, report.run_s, report.recv_wait_s)
         return {
             "status": "ok",
             "values": [[i, encode(v)] for i, v in report.values.items()],

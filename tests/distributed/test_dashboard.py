@@ -1,0 +1,109 @@
+"""Training shows on the Dask dashboard: the scheduler serves each task's steps."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+
+import pytest
+
+import nbflow as tf
+from nbflow import errors
+from nbflow.distributed import Cluster
+from nbflow.distributed.dashboard import render_page
+
+PS, WORKER = "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with Cluster.local(
+        n_workers=2,
+        threads_per_worker=1,
+        memory_limit="1GiB",
+        dashboard=True,
+        spec={"ps": 1, "worker": 1},
+    ) as c:
+        yield c
+
+
+def _get(cluster: Cluster, path: str) -> tuple[str, str]:
+    base = cluster.dashboard_link.rsplit("/status", 1)[0]
+    assert base.startswith("http://127.0.0.1:"), base
+    with urllib.request.urlopen(f"{base}/{path}", timeout=10) as reply:
+        return reply.headers.get("Content-Type", ""), reply.read().decode()
+
+
+def _wait_for_rows(cluster: Cluster, done, timeout: float = 20.0) -> dict[str, dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = {
+            r["task"]: r for r in json.loads(_get(cluster, "json/nbflow-steps.json")[1])["tasks"]
+        }
+        if done(rows):
+            return rows
+        if time.monotonic() > deadline:
+            raise AssertionError(f"dashboard rows after {timeout} s: {rows}")
+        time.sleep(0.05)
+
+
+def test_dashboard_shows_each_tasks_steps_and_lists_the_page_for_dask_labextension(cluster):
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            count = tf.Variable(0.0, name="count")
+        with tf.device("/job:worker/task:0"):
+            value = tf.reduce_sum(count) * 0.0 + 1.0
+        with tf.device("/job:ps/task:0"):
+            step = tf.assign_add(count, value)
+        with tf.Session(cluster.target) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(7):
+                sess.run(step)
+            early = _wait_for_rows(cluster, lambda rows: {PS, WORKER} <= set(rows))
+            for _ in range(5):
+                sess.run(step)
+    # The PS ran the initializer and 12 steps, the worker 12 steps.
+    rows = _wait_for_rows(
+        cluster, lambda rows: rows[PS]["steps"] >= 13 and rows[WORKER]["steps"] >= 12
+    )
+    assert early[WORKER]["steps"] <= 7  # counted as they ran, not at the session's end
+    assert rows[PS]["mean_step_ms"] > 0 and rows[WORKER]["mean_recv_wait_ms"] > 0
+    assert rows[PS]["worker"] != rows[WORKER]["worker"]  # each on its own Dask worker
+    assert rows[PS]["errors"] == 0 and rows[PS]["last_error"] == ""
+
+    kind, page = _get(cluster, "individual-nbflow-steps")
+    assert kind.startswith("text/html")
+    assert PS in page and WORKER in page and f"<td>{rows[PS]['steps']:,}</td>" in page
+
+    plots = json.loads(_get(cluster, "individual-plots.json")[1])
+    assert plots["Individual nbflow Steps"] == "/individual-nbflow-steps"
+    assert "Individual Task Stream" in plots  # Dask's own panes are still listed
+
+
+def test_a_failed_step_shows_as_the_tasks_last_error(cluster):
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            x = tf.placeholder(tf.float32, [None], name="x")
+            bad = tf.reshape(x, [3])
+        with tf.Session(cluster.target) as sess:
+            with pytest.raises(errors.InvalidArgumentError):
+                sess.run(bad, feed_dict={x: [1.0, 2.0]})
+    rows = _wait_for_rows(cluster, lambda rows: rows.get(PS, {}).get("errors", 0) >= 1)
+    assert "InvalidArgumentError" in rows[PS]["last_error"]
+
+
+def test_page_escapes_what_it_shows():
+    row = {
+        "task": "<script>",
+        "worker": "tls://127.0.0.1:1",
+        "steps": 1234,
+        "steps_per_s": 10.0,
+        "mean_step_ms": 1.5,
+        "mean_recv_wait_ms": 0.25,
+        "errors": 0,
+        "last_error": "",
+    }
+    page = render_page([row])
+    assert "<script>" not in page and "&lt;script&gt;" in page and "<td>1,234</td>" in page
+    assert "no nbflow steps yet" in render_page([])
