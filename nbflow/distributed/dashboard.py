@@ -21,7 +21,7 @@ recreated task starts its count anew.
 client attaching keeps the rows). Its ``log_event`` hook turns totals into a row per task (steps,
 steps/s between the last two events, mean step time, mean Recv wait, errors, the last error) and
 its ``start`` adds two routes to the scheduler's dashboard server: an HTML page that refreshes
-itself each second, and the rows as JSON. The page is listed in ``/individual-plots.json``, the
+its table each second, and the rows as JSON. The page is listed in ``/individual-plots.json``, the
 list from which dask-labextension offers its panes, as "nbflow Steps".
 
 Dask's task stream itself takes no outside entries: its plugin records only the scheduler's own
@@ -275,8 +275,18 @@ COLUMNS = (
 )
 
 
+# Each second the page fetches itself and swaps in the new table: the server alone formats
+# rows, and a pane (an iframe in dask-labextension) updates without reloading or flicker.
+_REFRESH = (
+    "<script>setInterval(async()=>{try{const r=await fetch(location.href);"
+    "const t=new DOMParser().parseFromString(await r.text(),'text/html');"
+    "document.getElementById('steps').replaceWith(t.getElementById('steps'))}catch(e){}},1000)"
+    "</script>"
+)
+
+
 def render_page(rows: list[dict[str, Any]]) -> str:
-    """The page: one row per task, refreshed by the browser each second."""
+    """The page: one row per task, refreshed in place each second."""
     head = "".join(f"<th>{html.escape(title)}</th>" for _, title, _ in COLUMNS)
     body = "".join(
         "<tr>"
@@ -287,11 +297,11 @@ def render_page(rows: list[dict[str, Any]]) -> str:
     if not rows:
         body = f'<tr><td colspan="{len(COLUMNS)}">no nbflow steps yet</td></tr>'
     return (
-        '<!DOCTYPE html><html><head><meta charset="utf-8">'
-        '<meta http-equiv="refresh" content="1"><title>nbflow steps</title><style>'
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>nbflow steps</title><style>'
         "body{font-family:sans-serif;font-size:13px;margin:8px}"
         "table{border-collapse:collapse}th,td{padding:2px 8px;text-align:right}"
         "th:first-child,td:first-child,td:nth-child(2),td:last-child{text-align:left}"
         "tr:nth-child(even){background:#f2f2f2}</style></head><body>"
-        f"<b>nbflow steps per task</b><table><tr>{head}</tr>{body}</table></body></html>"
+        f'<b>nbflow steps per task</b><table id="steps"><tr>{head}</tr>{body}</table>'
+        f"{_REFRESH}</body></html>"
     )
