@@ -3,7 +3,8 @@
 The scalar null step of OSDI Figure 7 (1 ps, 1 worker) on ``Cluster.local``, with the tasks'
 ``StepLog.record`` turned on and off in alternating blocks (ABBA, one process, so a busy
 machine's noise falls on both alike): median wall time per step and the CPU time each process
-spent per step, read from /proc. Then ``StepLog.record`` alone, timed in a loop.
+spent per step, read from /proc; the flush of a worker's totals on its event loop; and
+``StepLog.record`` alone, timed in a loop.
 Run it with ``python -m bench.dashboard_cost``.
 """
 
@@ -16,7 +17,7 @@ import time
 
 from bench.dask_transport import _cpu_seconds
 from bench.distributed import _null_step_graphs
-from nbflow.distributed.dashboard import StepLog
+from nbflow.distributed.dashboard import FLUSH_S, StepLog
 
 
 def _set_record(dask_worker, on: bool) -> None:
@@ -27,7 +28,16 @@ def _set_record(dask_worker, on: bool) -> None:
         steps.record = lambda *args: None
 
 
-def null_step_ab(cycles: int = 10, block: int = 100) -> None:
+async def _time_flush(dask_worker, n: int = 200) -> float:
+    """Seconds one flush of the worker's totals takes (on its event loop, as the timer runs it)."""
+    steps = dask_worker._nbflow_host.steps
+    start = time.perf_counter()
+    for _ in range(n):
+        steps.flush()
+    return (time.perf_counter() - start) / n
+
+
+def null_step_ab(cycles: int = 16, block: int = 100) -> None:
     import nbflow as tf
     from nbflow.distributed import Cluster
 
@@ -50,6 +60,7 @@ def null_step_ab(cycles: int = 10, block: int = 100) -> None:
                         times[on].append(time.perf_counter() - start)
                     for p, pid in pids.items():
                         cpu[on][p] += _cpu_seconds(pid) - before[p]
+            flush_s = max(cluster.client.run(_time_flush).values())
         n = cycles * block
         for on in (True, False):
             spent = " ".join(f"{p} {cpu[on][p] / n * 1e3:.3f}" for p in pids)
@@ -58,6 +69,7 @@ def null_step_ab(cycles: int = 10, block: int = 100) -> None:
                 f"{label}: {statistics.median(times[on]) * 1e3:.3f} ms/step (median of {n}); "
                 f"CPU ms/step: {spent}"
             )
+    print(f"StepLog.flush (one event of the totals, every {FLUSH_S} s): {flush_s * 1e6:.0f} us")
     print("load average", os.getloadavg())
 
 
