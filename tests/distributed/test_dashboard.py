@@ -7,11 +7,12 @@ import time
 import urllib.request
 
 import pytest
+from distributed import Client
 
 import nbflow as tf
 from nbflow import errors
 from nbflow.distributed import Cluster
-from nbflow.distributed.dashboard import render_page
+from nbflow.distributed.dashboard import PLUGIN_NAME, register_dashboard, render_page
 
 PS, WORKER = "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"
 
@@ -91,6 +92,28 @@ def test_a_failed_step_shows_as_the_tasks_last_error(cluster):
                 sess.run(bad, feed_dict={x: [1.0, 2.0]})
     rows = _wait_for_rows(cluster, lambda rows: rows.get(PS, {}).get("errors", 0) >= 1)
     assert "InvalidArgumentError" in rows[PS]["last_error"]
+
+
+def _dashboard_plugin_id(dask_scheduler) -> int:
+    return id(dask_scheduler.plugins[PLUGIN_NAME])
+
+
+def test_a_client_attaching_later_keeps_the_plugin_and_its_rows(cluster):
+    def one_step() -> None:
+        with tf.Graph().as_default():
+            with tf.device("/job:ps/task:0"):
+                one = tf.constant(1.0) + 0.0
+            with tf.Session(cluster.target) as sess:
+                sess.run(one)
+
+    one_step()
+    before = _wait_for_rows(cluster, lambda rows: rows.get(PS, {}).get("steps", 0) >= 1)
+    running = cluster.client.run_on_scheduler(_dashboard_plugin_id)
+    with Client(str(cluster.client.scheduler.address), security=cluster.security) as other:
+        register_dashboard(other)  # as a Cluster made for a second client does
+    assert cluster.client.run_on_scheduler(_dashboard_plugin_id) == running
+    one_step()
+    _wait_for_rows(cluster, lambda rows: rows[PS]["steps"] > before[PS]["steps"])
 
 
 def test_page_escapes_what_it_shows():
