@@ -55,9 +55,10 @@ logger = logging.getLogger(__name__)
 class StepTotals:
     """One task's running totals in its worker (plain attributes: a step adds to them)."""
 
-    __slots__ = ("steps", "run_s", "recv_wait_s", "errors", "last_error")
+    __slots__ = ("incarnation", "steps", "run_s", "recv_wait_s", "errors", "last_error")
 
-    def __init__(self) -> None:
+    def __init__(self, incarnation: str) -> None:
+        self.incarnation = incarnation
         self.steps = 0
         self.run_s = 0.0
         self.recv_wait_s = 0.0
@@ -71,14 +72,14 @@ class StepLog:
     def __init__(self, worker: Any, flush_s: float = FLUSH_S):
         self.worker = worker
         self.flush_s = flush_s
-        self.totals: dict[tuple[str, str], StepTotals] = {}  # (task, incarnation) -> totals
+        self.totals: dict[str, StepTotals] = {}  # task -> totals of its current incarnation
         self._flush_due = False
 
     def record(self, task: str, incarnation: str, run_s: float, recv_wait_s: float) -> None:
         """A step of ``task`` finished (on the worker's event loop: no lock needed)."""
-        found = self.totals.get((task, incarnation))
-        if found is None:
-            found = self.totals[(task, incarnation)] = StepTotals()
+        found = self.totals.get(task)
+        if found is None or found.incarnation != incarnation:  # a task created anew
+            found = self.totals[task] = StepTotals(incarnation)
         found.steps += 1
         found.run_s += run_s
         found.recv_wait_s += recv_wait_s
@@ -86,9 +87,9 @@ class StepLog:
             self._schedule()
 
     def record_error(self, task: str, incarnation: str, error: BaseException) -> None:
-        found = self.totals.get((task, incarnation))
-        if found is None:
-            found = self.totals[(task, incarnation)] = StepTotals()
+        found = self.totals.get(task)
+        if found is None or found.incarnation != incarnation:
+            found = self.totals[task] = StepTotals(incarnation)
         found.errors += 1
         found.last_error = f"{type(error).__name__}: {getattr(error, 'message', error)}"[:500]
         if not self._flush_due:
@@ -104,17 +105,17 @@ class StepLog:
         tasks = [
             {
                 "task": task,
-                "incarnation": incarnation,
+                "incarnation": t.incarnation,
                 "steps": t.steps,
                 "run_s": t.run_s,
                 "recv_wait_s": t.recv_wait_s,
                 "errors": t.errors,
                 "last_error": t.last_error,
             }
-            for (task, incarnation), t in self.totals.items()
+            for task, t in self.totals.items()
         ]
         try:
-            self.worker.log_event(TOPIC, {"time": time.time(), "tasks": tasks})
+            self.worker.log_event(TOPIC, {"tasks": tasks})
         except Exception:  # noqa: BLE001 - the worker is closing: its steps end with it
             logger.debug("nbflow step totals not sent", exc_info=True)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import urllib.request
@@ -12,7 +13,13 @@ from distributed import Client
 import nbflow as tf
 from nbflow import errors
 from nbflow.distributed import Cluster
-from nbflow.distributed.dashboard import PLUGIN_NAME, register_dashboard, render_page
+from nbflow.distributed.dashboard import (
+    PLUGIN_NAME,
+    NbflowDashboard,
+    StepLog,
+    register_dashboard,
+    render_page,
+)
 
 PS, WORKER = "/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"
 
@@ -114,6 +121,40 @@ def test_a_client_attaching_later_keeps_the_plugin_and_its_rows(cluster):
     assert cluster.client.run_on_scheduler(_dashboard_plugin_id) == running
     one_step()
     _wait_for_rows(cluster, lambda rows: rows[PS]["steps"] > before[PS]["steps"])
+
+
+class _Stream:
+    """Carries a StepLog's events to a NbflowDashboard as Dask's worker-to-scheduler stream
+    does (``Scheduler.log_worker_event`` adds the worker's address)."""
+
+    def __init__(self, dashboard: NbflowDashboard, address: str):
+        self.dashboard, self.address = dashboard, address
+
+    def log_event(self, topic: str, msg: dict) -> None:
+        self.dashboard.log_event(topic, {**msg, "worker": self.address})
+
+
+def test_a_task_created_anew_counts_from_zero_and_keeps_its_step_rate():
+    dashboard = NbflowDashboard()
+    log = StepLog(_Stream(dashboard, "tls://127.0.0.1:1"), flush_s=3600)
+
+    async def steps() -> None:
+        for _ in range(3):
+            log.record(PS, "first", 1e-3, 0.0)
+        log.flush()
+        log.record(PS, "second", 2e-3, 1e-3)  # the task was recreated in the same worker
+        log.flush()
+        await asyncio.sleep(0.01)
+        log.record(PS, "second", 2e-3, 1e-3)
+        log.flush()
+
+    asyncio.run(steps())
+    (row,) = dashboard.snapshot()
+    assert (row["task"], row["incarnation"], row["steps"]) == (PS, "second", 2)
+    assert row["mean_step_ms"] == pytest.approx(2.0) and row["mean_recv_wait_ms"] == pytest.approx(
+        1.0
+    )
+    assert row["steps_per_s"] > 0
 
 
 def test_page_escapes_what_it_shows():
