@@ -58,6 +58,7 @@ from nbflow import errors
 from nbflow.devices.device import Device
 from nbflow.framework.op_def import CancellationManager
 from nbflow.distributed.channel import Channels
+from nbflow.distributed.dashboard import register_dashboard
 from nbflow.distributed.plugin import PLUGIN_NAME, NbflowPlugin
 from nbflow.train.server_lib import ClusterSpec
 
@@ -120,6 +121,7 @@ class Cluster:
         self._steps: dict[int, tuple[frozenset[str], CancellationManager]] = {}
         self._step_tokens = itertools.count(1)
         client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
+        register_dashboard(client)  # steps on the Dask dashboard
         self._load_directory()
         with _clusters_lock:
             _clusters[self._target] = self
@@ -492,6 +494,7 @@ class Cluster:
         self.channels = Channels(self.client.connection_args)
         self._scheduler = str(self.client.scheduler.address)
         self.client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
+        register_dashboard(self.client)
         with _clusters_lock:
             _clusters[_target_of(self.client)] = self
         jobs: dict[str, list[int]] = {}

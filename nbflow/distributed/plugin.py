@@ -49,6 +49,7 @@ from distributed.protocol.serialize import to_serialize
 from tornado.iostream import StreamClosedError
 
 from nbflow import errors
+from nbflow.distributed.dashboard import StepLog
 from nbflow.distributed.task import Registered, StepReport, TaskRendezvous, TaskServer
 from nbflow.distributed.wire import (
     SMALL_BYTES,
@@ -98,6 +99,7 @@ class TaskHost:
         self._planes: dict[str, asyncio.Future] = {}  # address -> its data-plane comm, opening
         self._plane_comms: dict[str, Any] = {}  # address -> its data-plane comm, open
         self._pushes: set[asyncio.Task] = set()  # writes under way (kept from the collector)
+        self.steps = StepLog(worker)  # step totals for the Dask dashboard (dashboard.py)
 
     def handlers(self) -> dict[str, Any]:
         return {
@@ -390,9 +392,11 @@ class TaskHost:
                       for f in rendezvous.sent if f is not None)
                 )  # fmt: skip
         except BaseException as exc:  # noqa: BLE001 - reported to the master
+            self.steps.record_error(task, server.incarnation, exc)
             return error_reply(exc, task)
         finally:
             self._finish(task, step_id)
+        self.steps.record(task, server.incarnation, report.run_s, report.recv_wait_s)
         return {
             "status": "ok",
             "values": [[i, encode(v)] for i, v in report.values.items()],
