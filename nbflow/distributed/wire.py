@@ -93,7 +93,7 @@ def tensor_frames(task: str, step_id: int, key: str, value: Any) -> list[bytes |
     head = PREFIX.pack(len(header), array.nbytes) + header
     if array.nbytes <= _INLINE_BYTES:
         return [head + array.tobytes()]
-    payload = memoryview(array.reshape(-1).view(np.uint8))
+    payload = array.reshape(-1).view(np.uint8).data
     return [head] + [payload[i : i + _CHUNK] for i in range(0, array.nbytes, _CHUNK)]
 
 
@@ -112,7 +112,7 @@ async def read_tensor(stream: Any) -> tuple[str, int, str, Any]:
         raise ValueError(
             f"tensor {key!r} for task {task}: {nbytes} bytes sent for {dtype_str}{shape}"
         )
-    buffer = memoryview(array.reshape(-1).view(np.uint8))
+    buffer = array.reshape(-1).view(np.uint8).data
     for i in range(0, nbytes, _CHUNK):
         await stream.read_into(buffer[i : i + _CHUNK])
     return task, step_id, key, array[()] if shape is None else array
