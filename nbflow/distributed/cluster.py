@@ -646,8 +646,9 @@ class Cluster:
 
 
 def is_secure(client: Client) -> bool:
-    """Whether the client talks to its scheduler over TLS (so its peers are authenticated)."""
-    return str(client.scheduler.address).startswith("tls://")
+    """Whether the client talks to its scheduler over TLS (so its peers are authenticated);
+    dask-gateway's ``gateway://`` connections are TLS through its proxy."""
+    return str(client.scheduler.address).startswith(("tls://", "gateway://"))  # gateway: TLS
 
 
 def _warn_if_insecure(client: Client, security: Any) -> None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -94,9 +95,12 @@ def _train_in_cluster(cluster, steps):
 
 def test_gateway_cluster_runs_ps_training_and_shuts_down(gateway_server):
     address, proxy = gateway_server
-    cluster = Cluster.from_gateway(
-        address, proxy_address=proxy, n_workers=2, spec={"ps": 1, "worker": 1}
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cluster = Cluster.from_gateway(
+            address, proxy_address=proxy, n_workers=2, spec={"ps": 1, "worker": 1}
+        )
+    assert not [w for w in caught if "no TLS" in str(w.message)]  # gateway:// is TLS
     try:
         assert cluster.target.startswith("nbflow://")
         assert len({t.address for t in cluster.tasks.values()}) == 2
