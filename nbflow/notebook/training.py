@@ -7,6 +7,10 @@ it blocks while the run is paused and returns False once a stop was asked for.
 
 Provenance: the run writes ``nbflow_run.json`` into its log directory with the source, key and
 arguments of the cell that started it, so a curve on the board traces back to the code.
+
+Hyperparameters: the ``arguments`` also go into the run's event log as TensorBoard's HParams
+summary (``nbflow.summary.hparams``, in a file of their own next to the loop's), so the Board's
+runs table and TensorBoard's HParams dashboard both list each run with its settings.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nbflow.summary.hparams import hparams_pb
+from nbflow.summary.writer import FileWriter
 from nbflow.train.basic_session_run_hooks import ProgressBarHook
 
 PROVENANCE_FILE = "nbflow_run.json"
@@ -77,6 +83,15 @@ def write_provenance(logdir: str | Path, provenance: CellProvenance, name: str) 
     return target
 
 
+def write_hparams(logdir: str | Path, hparams: dict[str, Any], name: str) -> None:
+    """Record the run's hyperparameters in its log directory as an HParams summary."""
+    writer = FileWriter(str(logdir), filename_suffix=".hparams")
+    try:
+        writer.add_summary(hparams_pb(hparams, trial_id=name))
+    finally:
+        writer.close()
+
+
 class TrainingRun:
     """A training loop running in a background thread, with pause, resume and stop."""
 
@@ -88,6 +103,7 @@ class TrainingRun:
         name: str = "run",
         provenance: CellProvenance | None = None,
         output: Any = None,
+        hparams: dict[str, Any] | None = None,
     ):
         self.target = target
         # where the run's own displays go (its progress bar): an ``ipywidgets.Output`` shown in
@@ -97,6 +113,7 @@ class TrainingRun:
         self.logdir = Path(logdir) if logdir is not None else None
         self.name = name
         self.provenance = provenance
+        self.hparams = dict(hparams or {})
         self.step = 0
         self.result: Any = None
         self.error: BaseException | None = None
@@ -158,6 +175,8 @@ class TrainingRun:
             raise RuntimeError(f"run {self.name!r} was already started")
         if self.logdir is not None and self.provenance is not None:
             write_provenance(self.logdir, self.provenance, self.name)
+        if self.logdir is not None and self.hparams:
+            write_hparams(self.logdir, self.hparams, self.name)
         self._thread = threading.Thread(target=self._main, name=f"nbflow-{self.name}", daemon=True)
         self._thread.start()
         self._notify()
@@ -229,7 +248,8 @@ def start_training(
     name: str = "run",
     arguments: dict[str, Any] | None = None,
 ) -> TrainingRun:
-    """Start ``target(run)`` in a background thread, recording the calling cell's code."""
+    """Start ``target(run)`` in a background thread, recording the calling cell's code and,
+    in ``logdir``, the ``arguments`` as the run's hyperparameters."""
     cell, source = current_cell()
     provenance = CellProvenance(cell, source, {k: repr(v) for k, v in (arguments or {}).items()})
     output = None
@@ -242,7 +262,7 @@ def start_training(
         output = ipywidgets.Output()
         display(output)  # in this cell, now: the run's progress bar will appear here
     return TrainingRun(
-        target, logdir=logdir, name=name, provenance=provenance, output=output
+        target, logdir=logdir, name=name, provenance=provenance, output=output, hparams=arguments
     ).start()
 
 
