@@ -8,6 +8,8 @@ import {
   filterRuns,
   formatLogdirSpec,
   hparamColumns,
+  metricColumns,
+  naturalCompare,
   parseLogdirSpec,
   runId,
   sortRuns
@@ -49,9 +51,9 @@ test('a run keeps its colour when others appear before it or are hidden', () => 
 });
 
 const rows: RunRow[] = [
-  { id: 'run10', hparams: { lr: 0.1, optimizer: 'sgd' } },
-  { id: 'run2', hparams: { lr: 0.01, optimizer: 'adam', dropout: true } },
-  { id: 'run1', hparams: { lr: 0.001, optimizer: 'adam' } },
+  { id: 'run10', hparams: { lr: 0.1, optimizer: 'sgd' }, metrics: { loss: 0.5 } },
+  { id: 'run2', hparams: { lr: 0.01, optimizer: 'adam', dropout: true }, metrics: { loss: 0.2 } },
+  { id: 'run1', hparams: { lr: 0.001, optimizer: 'adam' }, metrics: { loss: null } },
   { id: 'old', hparams: {} }
 ];
 
@@ -61,6 +63,12 @@ test('the runs table sorts by a column, numbers as numbers, missing values last'
   assert.deepEqual(sortRuns(rows, 'lr', true).map(r => r.id), ['run10', 'run2', 'run1', 'old']);
   assert.deepEqual(sortRuns(rows, 'run').map(r => r.id), ['old', 'run1', 'run2', 'run10']);
   assert.deepEqual(sortRuns(rows, 'optimizer').map(r => r.id), ['run1', 'run2', 'run10', 'old']);
+  assert.deepEqual(metricColumns(rows), ['metric:loss']);
+  assert.deepEqual(sortRuns(rows, 'metric:loss').map(r => r.id), ['run2', 'run10', 'old', 'run1'], 'a diverged (null) loss sorts with the missing');
+});
+
+test('run names sort naturally, decimals included', () => {
+  assert.deepEqual(['lr0.3', 'lr0.1', 'lr0.03', 'run10', 'run2'].sort(naturalCompare), ['lr0.03', 'lr0.1', 'lr0.3', 'run2', 'run10']);
 });
 
 test('the runs filter matches names and name=value settings', () => {

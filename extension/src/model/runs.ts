@@ -107,15 +107,54 @@ export class RunColors {
 /** A hyperparameter's value, as TensorBoard's HParams plugin stores it. */
 export type HParamValue = number | string | boolean;
 
-/** One row of the runs table. */
+/** One row of the runs table: hyperparameters, and metrics (each scalar tag's last value). */
 export interface RunRow {
   id: string;
   hparams: Record<string, HParamValue>;
+  metrics?: Record<string, number | null>;
 }
 
 /** The hyperparameter names over all rows, sorted: the table's columns after the run name. */
 export function hparamColumns(rows: RunRow[]): string[] {
   return [...new Set(rows.flatMap(r => Object.keys(r.hparams)))].sort();
+}
+
+/** Metric columns (as TensorBoard's HParams table: a scalar tag's last value) are named so. */
+export const METRIC = 'metric:';
+
+/** The metric columns over all rows: `metric:<tag>`, sorted by tag. */
+export function metricColumns(rows: RunRow[]): string[] {
+  return [...new Set(rows.flatMap(r => Object.keys(r.metrics ?? {})))].sort().map(t => METRIC + t);
+}
+
+/** A row's value in a column: "run", a hyperparameter, or `metric:<tag>`. */
+export function cellValue(row: RunRow, column: string): HParamValue | undefined {
+  if (column === 'run') {
+    return row.id;
+  }
+  if (column.startsWith(METRIC)) {
+    const v = row.metrics?.[column.slice(METRIC.length)];
+    return v === null ? undefined : v;
+  }
+  return row.hparams[column];
+}
+
+/**
+ * Natural order of names: digit runs (with a decimal part) compare as numbers, so "run2"
+ * precedes "run10" and "lr0.03" precedes "lr0.1".
+ */
+export function naturalCompare(a: string, b: string): number {
+  const split = (s: string): string[] => s.split(/(\d+(?:\.\d+)?)/);
+  const pa = split(a);
+  const pb = split(b);
+  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+    const numeric = i % 2 === 1;
+    const c = numeric ? Number(pa[i]) - Number(pb[i]) : pa[i].localeCompare(pb[i]);
+    if (c) {
+      return c;
+    }
+  }
+  return pa.length - pb.length || a.localeCompare(b);
 }
 
 export function formatHParam(v: HParamValue | undefined): string {
@@ -129,13 +168,13 @@ export function formatHParam(v: HParamValue | undefined): string {
 }
 
 /**
- * Rows sorted by a column: "run" (the run name) or a hyperparameter. Numbers compare as numbers,
+ * Rows sorted by a column: "run" (the run name), a hyperparameter or a metric. Numbers compare as numbers,
  * text as text (numbers before text); runs missing the value come last in both directions.
  * Ties keep the run-name order.
  */
 export function sortRuns(rows: RunRow[], column: string, descending = false): RunRow[] {
-  const value = (r: RunRow): HParamValue | undefined => (column === 'run' ? r.id : r.hparams[column]);
-  const byName = (a: RunRow, b: RunRow): number => a.id.localeCompare(b.id, undefined, { numeric: true });
+  const value = (r: RunRow): HParamValue | undefined => cellValue(r, column);
+  const byName = (a: RunRow, b: RunRow): number => naturalCompare(a.id, b.id);
   const compare = (a: HParamValue, b: HParamValue): number => {
     if (typeof a === 'number' && typeof b === 'number') {
       return a - b;
@@ -146,7 +185,7 @@ export function sortRuns(rows: RunRow[], column: string, descending = false): Ru
     if (typeof b === 'number') {
       return 1;
     }
-    return String(a).localeCompare(String(b), undefined, { numeric: true });
+    return naturalCompare(String(a), String(b));
   };
   return rows.slice().sort((a, b) => {
     const va = value(a);
