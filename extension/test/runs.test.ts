@@ -25,7 +25,11 @@ test('a logdir spec names several directories as tensorboards --logdir_spec', ()
     { name: 'logs/x', path: 'logs/x' },
     { name: 'b', path: 'logs/y' }
   ]);
-  assert.deepEqual(parseLogdirSpec('C:/logs'), [{ name: '', path: 'C:/logs' }]);
+  assert.deepEqual(parseLogdirSpec('C:\\logs'), [{ name: '', path: 'C:\\logs' }]);
+  assert.deepEqual(parseLogdirSpec('a:/srv/x,b:/srv/y'), [
+    { name: 'a', path: '/srv/x' },
+    { name: 'b', path: '/srv/y' }
+  ]);
   assert.deepEqual(parseLogdirSpec(''), [{ name: '', path: '.' }]);
   assert.throws(() => parseLogdirSpec('a:x,a:y'), /given twice/);
   assert.equal(formatLogdirSpec(parseLogdirSpec('a:logs/x,logs/y')), 'a:logs/x,logs/y');

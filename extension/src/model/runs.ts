@@ -29,7 +29,7 @@ export function parseLogdirSpec(spec: string): LogdirEntry[] {
       continue;
     }
     const m = /^([^:/\\]+):(.*)$/.exec(part);
-    if (m && !/^[A-Za-z]:[\\/]/.test(part)) {
+    if (m && !/^[A-Za-z]:\\/.test(part)) {
       entries.push({ name: m[1].trim(), path: m[2].trim() || '.' });
     } else {
       entries.push({ name: '', path: part });

@@ -127,7 +127,9 @@ export class RunsView {
       for (const c of columns) {
         const v = cellValue(r, c);
         const metric = c.startsWith(METRIC);
-        const text = metric && typeof v === 'number' ? formatNumber(v) : formatHParam(v);
+        // metrics with four significant digits, zeros kept, so a column lines up
+        const fixed = typeof v === 'number' && Math.abs(v) >= 1e-3 && Math.abs(v) < 1e5;
+        const text = metric && typeof v === 'number' ? (fixed ? v.toPrecision(4) : formatNumber(v)) : formatHParam(v);
         html('td', { 'data-column': c, class: `${typeof v === 'number' ? 'nbflow-num' : ''}${metric ? ' nbflow-metric' : ''}` }, tr, text);
       }
     }
