@@ -294,6 +294,18 @@ def test_two_log_directories_at_once(page):
     assert page.errors == [], page.errors
 
 
+def test_absolute_paths_of_several_directories_from_a_kernel_become_root_relative(page, lab):
+    """What `%dataflow_board a:/abs/sweep,b:/abs/other` sends: absolute paths, named."""
+    spec = f"a:{lab.root / 'sweep'},b:{lab.root / 'other'}"
+    page.evaluate(
+        "(logdir) => window.jupyterapp.commands.execute('nbflow:open-board', {logdir})", spec
+    )
+    board = page.locator(".nbflow-board:has(input.nbflow-logdir[value='a:sweep,b:other'])")
+    board.locator("button.nbflow-tab[data-tab='Scalars']").click()
+    line(board, "b/lr0.05").wait_for()
+    assert board.locator(".nbflow-warning").count() == 0
+
+
 def test_tensorboard_on_the_same_sweep(root, browser, tmp_path):
     """TensorBoard's scalars and HParams table on the same logs, for the side-by-side."""
     if TENSORBOARD is None:
