@@ -327,3 +327,19 @@ def test_tensorboard_on_the_same_sweep(root, browser, tmp_path):
         context.close()
         process.terminate()
         process.wait(10)
+
+
+def test_a_new_run_that_sorts_first_leaves_the_others_colours(page, root):
+    """Colours are given in order of first sight, not by position: a run appearing while the
+    board is open (lr0.01, listed before all others) takes a new colour; none changes."""
+    board = open_board(page, "sweep")
+    board.locator("button.nbflow-tab[data-tab='Scalars']").click()
+    for run in RUNS:
+        line(board, run).wait_for()
+    before = colours(board)
+    write_sweep(root / "sweep", steps=40, rates=(0.01,))
+    line(board, "lr0.01").wait_for(timeout=60_000)
+    after = colours(board)
+    assert {r: after[r] for r in RUNS} == before
+    assert after["lr0.01"] not in before.values()
+    assert "lr0.01" in table_runs(board)
