@@ -35,6 +35,8 @@ from nbflow.framework.indexed_slices import IndexedSlices
 from nbflow.framework.ops import Operation, Tensor
 from nbflow.ops import control_flow_grad
 from nbflow.ops.constant_ops import zeros_like
+from nbflow.ops import array_ops, control_flow_ops, math_ops
+from nbflow.framework import dtypes
 
 
 _OVERRIDES: dict[str, Any] = {}  # op type (or override key) -> gradient function, None = none
@@ -251,8 +253,6 @@ def _pending_counts(between: set[Operation]) -> dict[Operation, int]:
 
 def _grad_y(graph: ops_lib.Graph, y: Tensor, grad_y: Any, i: int, colocate: bool) -> Any:
     """The initial gradient of y: the given grad_y, or ones of y's shape."""
-    from nbflow.ops import array_ops
-
     dtype = y.dtype.base_dtype
     if grad_y is not None:
         if isinstance(grad_y, IndexedSlices):
@@ -275,8 +275,6 @@ def _grad_y(graph: ops_lib.Graph, y: Tensor, grad_y: Any, i: int, colocate: bool
 
 
 def _maybe_colocate(graph: ops_lib.Graph, op: Operation, colocate: bool):
-    import contextlib
-
     return graph.colocate_with(op) if colocate else contextlib.nullcontext()
 
 
@@ -290,8 +288,6 @@ def _op_gradient(
 ) -> list[Any]:
     """Call the op's gradient function in ``<op name>_grad``; one gradient per flat input,
     None where the input needs none (so unneeded gradient ops are pruned away at run time)."""
-    from nbflow.ops import array_ops
-
     opdef = op.op_def
     key = op._attrs.get("_gradient_op_type", op.type)
     if key in _OVERRIDES:  # RegisterGradient / NotDifferentiable / gradient_override_map
@@ -318,8 +314,6 @@ def _op_gradient(
 
 def _gate(in_grads: list[Any]) -> list[Any]:
     """The same gradients, each available only once all of them are (gate_gradients=True)."""
-    from nbflow.ops import control_flow_ops
-
     dense = [g for g in in_grads if isinstance(g, Tensor)]
     gated = iter(control_flow_ops.tuple(dense))
     return [next(gated) if isinstance(g, Tensor) else g for g in in_grads]
@@ -339,8 +333,6 @@ def _aggregate(grads: dict[Tensor, list[Any]], t: Tensor) -> Any:
 
 def aggregate_gradients(parts: list[Any]) -> Any:
     """Sum partial gradients: AddN for tensors; IndexedSlices stay sparse when all are."""
-    from nbflow.ops import array_ops, math_ops
-
     if all(isinstance(g, IndexedSlices) for g in parts):
         values = array_ops.concat([g.values for g in parts], 0)
         indices = [g.indices for g in parts]
@@ -353,7 +345,4 @@ def aggregate_gradients(parts: list[Any]) -> Any:
 
 
 def _int64(indices: Tensor) -> Tensor:
-    from nbflow.framework import dtypes
-    from nbflow.ops import math_ops
-
     return math_ops.cast(indices, dtypes.int64) if indices.dtype != dtypes.int64 else indices

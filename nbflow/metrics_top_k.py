@@ -19,8 +19,8 @@ from typing import Any
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.sparse_tensor import SparseTensor
-from nbflow.metrics import _collect, metric_variable
-from nbflow.nn import top_k
+from nbflow.metrics_impl import _collect, metric_variable
+from nbflow.nn_impl import top_k
 from nbflow.ops import array_ops, math_ops, state_ops, variable_scope
 from nbflow.ops.scan_ops import cumsum
 from nbflow.ops.sparse_ops import sparse_tensor_to_dense

@@ -42,6 +42,7 @@ from nbflow.gradients import gradients
 from nbflow.ops import array_ops
 from nbflow.runtime.config import ConfigProto
 from nbflow.runtime.session import Session
+from nbflow.devices.gpu import is_gpu_available as available
 
 __all__ = [
     "Benchmark",
@@ -70,8 +71,6 @@ def is_gpu_available(cuda_only: bool = False, min_cuda_compute_capability: objec
     >>> tf.test.is_gpu_available() in (True, False)
     True
     """
-    from nbflow.devices.gpu import is_gpu_available as available
-
     return available()
 
 

@@ -27,27 +27,36 @@ measuring TLS's cost or a machine with no other users). ``from_address``/``from_
 ``from_gateway`` use the security the user's cluster has and warn once per scheduler when it
 has none.
 
-Health: ``check_health`` pings every task's worker; a background thread does so periodically.
-``ensure_tasks`` recreates tasks whose worker died (the nanny restarts the process, Dask
-re-installs the plugin) on a live worker, bumping ``generation`` so sessions re-register their
-subgraphs. State does not survive a lost task: checkpoints restore it (OSDI §4.3).
+Health: ``check_health`` pings every task's worker; a background thread does so every
+``health_interval`` seconds. A worker that does not answer within ``health_timeout`` (a dead
+process, or one stopped or stalled) makes its tasks lost, and every step in flight on a lost
+task is cancelled at once with ``UnavailableError`` naming the task and its Dask worker
+(``watch_step``), so a stalled task costs a step at most ``health_interval + health_timeout``
+(4 s by default), not the stall. ``ensure_tasks`` recreates tasks whose worker died (the nanny
+restarts the process, Dask re-installs the plugin) on a live worker, bumping ``generation`` so
+sessions re-register their subgraphs. State does not survive a lost task: checkpoints restore
+it (OSDI §4.3).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
+import itertools
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distributed import Client
+from distributed import Client, LocalCluster, get_client
 from distributed.security import Security
 
 from nbflow import errors
 from nbflow.devices.device import Device
+from nbflow.framework.op_def import CancellationManager
 from nbflow.distributed.channel import Channels
 from nbflow.distributed.plugin import PLUGIN_NAME, NbflowPlugin
 from nbflow.train.server_lib import ClusterSpec
@@ -91,21 +100,29 @@ class Cluster:
         gateway: Any = None,
         owns: bool = False,
         health_interval: float | None = 2.0,
+        health_timeout: float = 2.0,
+        remake: Callable[[], tuple[Client, Any]] | None = None,
     ):
         self.client = client
         self.channels = Channels(client.connection_args)  # steps' own connections to tasks
         self.dask_cluster = dask_cluster
         self.gateway = gateway
         self._owns = owns
+        self._remake = remake  # how nbflow made this Dask cluster: a new (client, cluster)
+        self._target = _target_of(client)  # kept when the Dask cluster is made anew
+        self._scheduler = str(client.scheduler.address)
         self.tasks: dict[str, TaskInfo] = {}
         self.generation = 0
         self._lock = threading.RLock()
         self._closed = False
         self._stop = threading.Event()
+        self._health_timeout = health_timeout
+        self._steps: dict[int, tuple[frozenset[str], CancellationManager]] = {}
+        self._step_tokens = itertools.count(1)
         client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
         self._load_directory()
         with _clusters_lock:
-            _clusters[self.target] = self
+            _clusters[self._target] = self
         self._health_thread: threading.Thread | None = None
         if health_interval:
             self._health_thread = threading.Thread(
@@ -124,6 +141,7 @@ class Cluster:
         security: Security | bool | None = True,
         spec: Any = None,
         health_interval: float | None = 2.0,
+        health_timeout: float = 2.0,
         **kwargs: Any,
     ) -> Cluster:
         """An embedded ``LocalCluster`` of worker processes on 127.0.0.1 (``kwargs`` go to
@@ -134,8 +152,6 @@ class Cluster:
         each other; a ``distributed.security.Security`` is used as given; False opts out
         (plain TCP: any local user can run code in the workers).
         """
-        from distributed import LocalCluster
-
         options: dict[str, Any] = dict(
             n_workers=n_workers,
             threads_per_worker=threads_per_worker,
@@ -150,9 +166,20 @@ class Cluster:
         if security is not False:
             options.update(security=security, protocol="tls://")
         options.update(kwargs)
-        dask_cluster = LocalCluster(**options)
-        client = Client(dask_cluster, security=security or None)
-        cluster = cls(client, dask_cluster=dask_cluster, owns=True, health_interval=health_interval)
+
+        def make() -> tuple[Client, Any]:
+            dask_cluster = LocalCluster(**options)
+            return Client(dask_cluster, security=security or None), dask_cluster
+
+        client, dask_cluster = make()
+        cluster = cls(
+            client,
+            dask_cluster=dask_cluster,
+            owns=True,
+            health_interval=health_interval,
+            health_timeout=health_timeout,
+            remake=make,
+        )
         if spec is not None:
             cluster.create_tasks(spec)
         return cluster
@@ -200,19 +227,32 @@ class Cluster:
         from dask_gateway import Gateway
 
         gateway = Gateway(address, proxy_address=proxy_address, auth=auth)
-        gateway_cluster = (
-            gateway.new_cluster(cluster_options) if cluster_options else gateway.new_cluster()
-        )
+
+        def make() -> tuple[Client, Any]:
+            gateway_cluster = (
+                gateway.new_cluster(cluster_options) if cluster_options else gateway.new_cluster()
+            )
+            try:
+                gateway_cluster.scale(n_workers)
+                client = gateway_cluster.get_client(set_as_default=False)  # the gateway's TLS
+                _warn_if_insecure(client, None)
+                client.wait_for_workers(n_workers, timeout=timeout)
+            except BaseException:
+                gateway_cluster.shutdown()
+                raise
+            return client, gateway_cluster
+
         try:
-            gateway_cluster.scale(n_workers)
-            client = gateway_cluster.get_client(set_as_default=False)  # the gateway's TLS
-            _warn_if_insecure(client, None)
-            client.wait_for_workers(n_workers, timeout=timeout)
+            client, gateway_cluster = make()
             cluster = cls(
-                client, dask_cluster=gateway_cluster, gateway=gateway, owns=True, **kwargs
+                client,
+                dask_cluster=gateway_cluster,
+                gateway=gateway,
+                owns=True,
+                remake=make,
+                **kwargs,
             )
         except BaseException:
-            gateway_cluster.shutdown()
             gateway.close()
             raise
         if spec is not None:
@@ -224,8 +264,6 @@ class Cluster:
         """The cluster of an existing client (default: the worker's, inside a Dask task), with
         the tasks its scheduler's metadata lists."""
         if client is None:
-            from distributed import get_client
-
             client = get_client()
         target = _target_of(client)
         with _clusters_lock:
@@ -243,8 +281,28 @@ class Cluster:
 
     @property
     def target(self) -> str:
-        """The ``tf.Session`` target: ``nbflow://`` and the scheduler address."""
-        return _target_of(self.client)
+        """The ``tf.Session`` target: ``nbflow://`` and the (first) scheduler's address."""
+        return self._target
+
+    @property
+    def scheduler_lost(self) -> bool:
+        """True while the client has no connection to its scheduler (it died, or the network
+        between them). Dask has no scheduler fail-over: the workers close with it."""
+        return not self._closed and self.client.status not in ("running", "newly-created")
+
+    def scheduler_error(self) -> errors.OpError:
+        """The error of a step or session that needs the lost scheduler."""
+        return errors.UnavailableError(
+            None,
+            None,
+            f"The Dask scheduler {self._scheduler} is unreachable: its connection closed, and "
+            "its workers, with the nbflow tasks on them, close without it"
+            + (
+                "; a new session makes a new cluster (this one nbflow created)"
+                if self._remake is not None
+                else "; restart the scheduler and its workers, then make a new session"
+            ),
+        )
 
     @property
     def security(self) -> Security:
@@ -320,7 +378,7 @@ class Cluster:
         deadline = time.monotonic() + timeout
         while True:
             workers = sorted(_scheduler_workers(self.client))
-            replies = self._ping(workers, timeout=5.0)
+            replies = self._ping(workers, timeout=max(self._health_timeout, 2.0))
             live = [w for w in workers if replies.get(w) is not None]
             if live:
                 return live
@@ -345,10 +403,16 @@ class Cluster:
         return dict(zip(addresses, self.client.sync(all_of)))
 
     def check_health(self) -> dict[str, bool]:
-        """Ping every task; mark each healthy when its worker answers and still hosts it."""
+        """Ping every task; mark each healthy when its worker answers within the health
+        timeout and still hosts it. Steps in flight on a task found lost are aborted."""
         with self._lock:
             tasks = list(self.tasks.values())
-        replies = self._ping(sorted({t.address for t in tasks}))
+        if self.scheduler_lost:
+            for t in tasks:
+                t.healthy = False
+            self._abort_steps(lambda names: True, self.scheduler_error())
+            return {t.name: False for t in tasks}
+        replies = self._ping(sorted({t.address for t in tasks}), timeout=self._health_timeout)
         now = time.time()
         for t in tasks:
             reply = replies.get(t.address)
@@ -356,11 +420,44 @@ class Cluster:
             t.healthy = hosted == t.incarnation
             if t.healthy:
                 t.last_seen = now
+            else:
+                self._abort_steps_on(t, "did not answer" if reply is None else "lost its task")
         return {t.name: t.healthy for t in tasks}
 
+    # --- steps in flight -----------------------------------------------------------------------
+    def watch_step(self, tasks: list[str], cancellation: CancellationManager) -> int:
+        """Watch a step running on ``tasks``: if the health check finds one of them lost, the
+        step is cancelled with ``UnavailableError`` (``unwatch_step`` when it ends)."""
+        token = next(self._step_tokens)
+        self._steps[token] = (frozenset(tasks), cancellation)
+        return token
+
+    def unwatch_step(self, token: int) -> None:
+        self._steps.pop(token, None)
+
+    def _abort_steps_on(self, task: TaskInfo, why: str) -> None:
+        error = errors.UnavailableError(
+            None,
+            None,
+            f"Task {task.name} failed its health check: its Dask worker {task.address} {why} "
+            f"(pid {task.pid}, timeout {self._health_timeout:g} s); the step was aborted",
+        )
+        self._abort_steps(lambda names: task.name in names, error)
+
+    def _abort_steps(self, involved: Callable[[frozenset[str]], bool], error: Exception) -> None:
+        for names, cancellation in list(self._steps.values()):
+            if involved(names):
+                cancellation.cancel(error)
+
     def ensure_tasks(self, timeout: float = 60) -> list[str]:
-        """Recreate lost tasks on live workers; returns the names recreated."""
+        """Recreate lost tasks on live workers; returns the names recreated. When the
+        scheduler is lost, a Dask cluster nbflow made is made anew with all its tasks; for
+        any other, this raises ``UnavailableError`` naming the scheduler."""
         with self._lock:
+            if self.scheduler_lost:
+                if self._remake is None:
+                    raise self.scheduler_error()
+                return self._remake_dask_cluster(timeout)
             health = self.check_health()
             lost = [name for name, ok in health.items() if not ok]
             if not lost:
@@ -381,12 +478,48 @@ class Cluster:
             self.generation += 1
             return lost
 
+    def _remake_dask_cluster(self, timeout: float) -> list[str]:
+        """A new Dask cluster in place of the one whose scheduler was lost, with the same
+        tasks (their state is gone: the session restores it from a checkpoint)."""
+        old_client, old_cluster, old_tasks = self.client, self.dask_cluster, dict(self.tasks)
+        self.channels.close()
+        for close in (old_client.close, getattr(old_cluster, "shutdown", None), old_cluster.close):
+            if close is not None:
+                with contextlib.suppress(Exception):  # half gone already: best effort
+                    close()
+        assert self._remake is not None
+        self.client, self.dask_cluster = self._remake()
+        self.channels = Channels(self.client.connection_args)
+        self._scheduler = str(self.client.scheduler.address)
+        self.client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
+        with _clusters_lock:
+            _clusters[_target_of(self.client)] = self
+        jobs: dict[str, list[int]] = {}
+        for name in old_tasks:
+            job, index = name.split("/")[1][4:], int(name.rsplit(":", 1)[1])
+            jobs.setdefault(job, []).append(index)
+        self.tasks = {}
+        first = next(iter(old_tasks.values()), None)
+        self.create_tasks(
+            {job: {i: "" for i in sorted(indices)} for job, indices in jobs.items()},
+            device_count=first.device_count if first else None,
+            timeout=timeout,
+        )
+        for name, info in self.tasks.items():
+            info.restarts = old_tasks[name].restarts + 1
+        return sorted(old_tasks)
+
     def lost_tasks(self, names: list[str]) -> list[str]:
         with self._lock:
             return [n for n in names if n in self.tasks and not self.tasks[n].healthy]
 
     def reset(self, containers: list[str] | None = None) -> None:
-        """Drop resource containers (variables, queues) on every task."""
+        """Drop resource containers (variables, queues) on every task, cancelling the steps
+        in flight there (this client's at once, other clients' on the tasks)."""
+        self._abort_steps(
+            lambda names: True,
+            errors.CancelledError(None, None, "Session.reset cancelled the step"),
+        )
         for t in list(self.tasks.values()):
             self.call(t.address, "nbflow_reset", task=t.name, containers=containers)
 
@@ -426,8 +559,6 @@ class Cluster:
 
     # --- sessions and loops ----------------------------------------------------------------
     def session(self, graph: Any = None, config: Any = None, task: str | None = None) -> Any:
-        from nbflow.distributed.session import DistributedSession
-
         return DistributedSession(self, graph=graph, config=config, task=task)
 
     def run_in_cluster(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -490,8 +621,8 @@ class Cluster:
         if self._health_thread is not None:
             self._health_thread.join(timeout=10)
         with _clusters_lock:
-            if _clusters.get(self.target) is self:
-                del _clusters[self.target]
+            for target in [t for t, c in _clusters.items() if c is self]:
+                del _clusters[target]
         self.channels.close()
         if not self._owns:
             return
@@ -556,8 +687,6 @@ def cluster_for_target(target: str) -> Cluster:
         return found
     address = target[len("nbflow://") :]
     try:
-        from distributed import get_client
-
         client = get_client()  # inside a Dask task: the worker's client
         if _target_of(client) == target:
             return Cluster.attach(client)
@@ -575,3 +704,7 @@ def default_cluster() -> Cluster:
     if _default is None or _default.closed:
         _default = Cluster.local()
     return _default
+
+
+# Cluster.session builds the session that runs on this cluster (session.py imports this module).
+from nbflow.distributed.session import DistributedSession  # noqa: E402

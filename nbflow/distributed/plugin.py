@@ -338,10 +338,22 @@ class TaskHost:
     async def reset(
         self, comm: Any = None, task: str = "", containers: list[str] | None = None
     ) -> None:
+        """Drop ``containers`` of ``task`` (all when None) and cancel its steps in flight, as
+        TensorFlow's ``Session.reset`` does: their blocked kernels (a dequeue of a dropped
+        queue) would otherwise wait forever."""
         server = self.tasks.get(task)
-        if server is not None:
-            for device in server.devices:
-                device.resources.reset(containers)
+        if server is None:
+            return
+        with self._lock:
+            running = [r for (t, _), r in self._rendezvous.items() if t == task]
+        for rendezvous in running:
+            rendezvous.abort(
+                errors.CancelledError(
+                    None, None, f"Session.reset cancelled step {rendezvous.step_id} on task {task}"
+                )
+            )
+        for device in server.devices:
+            device.resources.reset(containers)
 
 
 def _with_signature(method: Any) -> Any:

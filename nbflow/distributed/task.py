@@ -31,7 +31,7 @@ import numpy as np
 from nbflow import errors
 from nbflow.devices.device import Device, local_devices
 from nbflow.framework import ops as ops_lib
-from nbflow.framework.graph_def import import_graph_def
+from nbflow.framework.importer import import_graph_def
 from nbflow.framework.op_def import KernelContext
 from nbflow.ops.sendrecv_ops import RendezvousKey
 from nbflow.runtime import executor as executor_lib

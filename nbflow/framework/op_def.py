@@ -30,6 +30,7 @@ import numpy as np
 
 from nbflow import errors
 from nbflow.framework import dtypes
+from nbflow.framework.resources import ResourceManager
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 
 REQUIRED = object()  # an attr without a default
@@ -154,8 +155,6 @@ class CancellationManager:
 
 def cpu_context() -> KernelContext:
     """A context for calling kernels directly, outside a session (tests, constant folding)."""
-    from nbflow.framework.resources import ResourceManager
-
     return KernelContext(device="/device:CPU:0", xp=np, resources=ResourceManager())
 
 
@@ -264,13 +263,27 @@ class OpDef:
     holds_constant: ClassVar[bool] = False
     # graph optimizations leave it alone although it is stateless (feeds, loop structure);
     rewritable: ClassVar[bool] = True
-    # the op only groups its control inputs (NoOp): running it means running them.
+    # the op only groups its control inputs (NoOp): running it means running them;
     groups_only: ClassVar[bool] = False
+    # the op's value is meant to be fed (Placeholder): a one-shot iterator cannot capture it;
+    is_placeholder: ClassVar[bool] = False
+    # the op yields a variable (VariableV2): freezing a graph turns it into a Const;
+    is_variable: ClassVar[bool] = False
+    # the op is only there for training (Identity, CheckNumerics): an inference graph drops it
+    # and wires its consumers to its input (graph_util.remove_training_nodes);
+    removed_for_inference: ClassVar[bool] = False
+    # TensorFlow's type attrs of this op type (``T``, ``Tidx``, ``SrcT``...) and where each one's
+    # dtype comes from: an input index, or "out" for the first output. Graph export writes them,
+    # since TensorFlow's importer requires them (framework/graph_export.py). Not inherited: a
+    # subclass is another TensorFlow op, with its own signature.
+    type_attrs: ClassVar[dict[str, int | str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
         if "type" not in cls.__dict__:
             cls.type = cls.__name__
+        if "type_attrs" not in cls.__dict__:
+            cls.type_attrs = {}
         if "compute" in cls.__dict__:
             if "expression" not in cls.__dict__:
                 cls.expression = None  # a hand-written kernel replaces an inherited expression
@@ -290,6 +303,11 @@ class OpDef:
                 f"{_origin(cls)}; declare each op once (STYLE.md)"
             )
         _REGISTRY[cls.type] = instance
+
+    def must_run_on_cpu(self, attrs: dict[str, Any]) -> bool:
+        """Whether a node of this op with ``attrs`` must be placed on the CPU (TensorFlow keeps
+        int32 and string tensors such as shapes in host memory; ``graph_util.must_run_on_cpu``)."""
+        return False
 
     # --- signature -------------------------------------------------------------------------
     @functools.cached_property
@@ -445,6 +463,15 @@ def get_op_def(op_type: str) -> OpDef:
         return _REGISTRY[op_type]
     except KeyError:
         raise ValueError(f"Op type not registered '{op_type}'") from None
+
+
+_UNKNOWN_OP = OpDef()
+
+
+def lookup_op_def(op_type: str) -> OpDef:
+    """The declaration of ``op_type``, or a bare ``OpDef`` (no traits) for a type nbflow does not
+    implement, as a node of a GraphDef that TensorFlow wrote may have."""
+    return _REGISTRY.get(op_type, _UNKNOWN_OP)
 
 
 def registered_ops() -> dict[str, OpDef]:

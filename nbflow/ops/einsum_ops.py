@@ -19,6 +19,9 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import Dimension, TensorShape
 from nbflow.ops.constant_ops import _create1
+from nbflow.ops import math_ops
+from nbflow.ops.constant_ops import ones_like
+from nbflow.ops.shape_ops import _reduce_to, expand_dims
 
 Tensor = ops_lib.Tensor
 _LETTERS = string.ascii_letters
@@ -147,10 +150,6 @@ class Einsum(OpDef):
         return xp.asarray(out, dtype=inputs[0].dtype)
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops import math_ops
-        from nbflow.ops.constant_ops import ones_like
-        from nbflow.ops.shape_ops import _reduce_to, expand_dims
-
         xs = list(op.inputs)
         operands, output = parse_equation(op.get_attr("equation"), len(xs))
         grads = []

@@ -27,7 +27,7 @@ from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.ops import array_ops, depthwise_conv_ops, math_ops, random_ops  # noqa: F401
 from nbflow.ops.einsum_ops import tensordot
 from nbflow.ops.image_codec_ops import decode_jpeg, encode_jpeg_variable_quality
-from nbflow.ops.image_ops import convert_image_dtype  # image_ops re-exports this module last
+from nbflow.ops.image_color_ops import convert_image_dtype
 
 Tensor = ops_lib.Tensor
 

@@ -27,6 +27,8 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 from nbflow.ops.variables import Variable
+from nbflow.ops import array_ops, control_flow_ops, state_ops
+import inspect
 
 Partitioner = Callable[..., list[int]]
 
@@ -199,8 +201,6 @@ class PartitionedVariable:
 
     def as_tensor(self) -> ops_lib.Tensor:
         """The whole variable: the shards concatenated along the cut axis (one op per graph)."""
-        from nbflow.ops import array_ops
-
         if self._as_tensor is None or self._as_tensor.graph is not ops_lib.get_default_graph():
             with ops_lib.name_scope(None), ops_lib.name_scope(self._name + "/"):
                 if len(self._variable_list) == 1:
@@ -214,8 +214,6 @@ class PartitionedVariable:
 
     def assign(self, value: Any, use_locking: bool = False, name: str | None = None) -> Any:
         """Assign a full value: each shard gets its slice."""
-        from nbflow.ops import array_ops, control_flow_ops, state_ops
-
         value = ops_lib.convert_to_tensor(value, dtype=self._dtype)
         axis = self._axis
         sizes = [v.shape[axis] for v in self._variable_list]
@@ -298,8 +296,6 @@ def create_partitioned_variables(
 
 def _bind_partition(initializer: Any, info: PartitionInfo) -> Any:
     """The initializer, called with this shard's ``partition_info``."""
-    import inspect
-
     if inspect.isclass(initializer):
         initializer = initializer()
 

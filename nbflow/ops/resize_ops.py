@@ -24,6 +24,7 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops.constant_ops import _create1, _value
+from nbflow.ops.shape_ops import shape
 
 Tensor = ops_lib.Tensor
 
@@ -128,8 +129,6 @@ def _size_tensor(size: Any) -> Tensor:
 
 def _spatial_size(images: Tensor) -> Any:
     """``images``'s [height, width]: static if known, else sliced from its dynamic shape."""
-    from nbflow.ops.shape_ops import shape
-
     known = images.shape[1:3]
     if known.is_fully_defined():
         return known.as_list()

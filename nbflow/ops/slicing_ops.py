@@ -39,6 +39,7 @@ class Slice(OpDef):
     """The block of ``input`` starting at ``begin`` with extent ``size`` (-1: to the end)."""
 
     inputs = ("input", "begin", "size")
+    type_attrs = {"T": 0, "Index": 1}
     samples = [
         Sample(input=(3, 4), begin=np.array([1, 0], np.int32), size=np.array([2, 3], np.int32)),
         Sample(input=(3, 4), begin=np.array([1, 2], np.int32), size=np.array([-1, -1], np.int32)),
@@ -92,8 +93,6 @@ class Slice(OpDef):
 
 
 def _cast(x: Tensor, dtype: dtypes.DType) -> Tensor:
-    from nbflow.ops import math_ops
-
     return math_ops.cast(x, dtype)
 
 
@@ -180,6 +179,7 @@ class StridedSlice(OpDef):
 
     inputs = ("input", "begin", "end", "strides")
     attrs = {m: 0 for m in _MASKS}
+    type_attrs = {"T": 0, "Index": 1}
     samples = [
         Sample(
             input=(4, 5),
@@ -478,6 +478,7 @@ class Pad(OpDef):
     """``input`` padded with zeros: ``paddings[i] = [before, after]`` for dimension i."""
 
     inputs = ("input", "paddings")
+    type_attrs = {"T": 0, "Tpaddings": 1}
     samples = [
         Sample(input=(2, 3), paddings=np.array([[1, 0], [2, 1]], np.int32)),
         Sample(input=(0, 2), paddings=np.array([[1, 1], [0, 0]], np.int32), input_dtype=np.int32),
@@ -622,3 +623,8 @@ def pad(
     if mode not in ("REFLECT", "SYMMETRIC"):
         raise ValueError(f"Unknown padding mode: {mode}")
     return _create1("MirrorPad", [tensor, paddings], {"mode": mode}, name=name)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops  # noqa: E402

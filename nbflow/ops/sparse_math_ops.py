@@ -28,6 +28,7 @@ from nbflow.ops.sparse_ops import (
     lexicographic_order,
     sparse_input,
 )
+from nbflow.ops.gather_nd_ops import gather_nd
 
 Tensor = ops_lib.Tensor
 
@@ -205,8 +206,6 @@ class SparseReduceSum(SparseOp):
         return out
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_nd_ops import gather_nd
-
         indices, _, shape, axes = op.inputs
         rank = array_ops.size(shape, out_type=dtypes.int64)
         axes = math_ops.cast(axes, dtypes.int64)
@@ -438,8 +437,6 @@ class SparseTensorDenseAdd(SparseOp):
         return out
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_nd_ops import gather_nd
-
         return [None, gather_nd(grad, op.inputs[0]), None, grad]
 
 
@@ -511,8 +508,6 @@ class SparseSoftmax(SparseOp):
         return e / total[group]
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_nd_ops import gather_nd
-
         indices, _, shape = op.inputs
         softmax = op.outputs[0]
         product = SparseTensor(indices, softmax * grad, shape)

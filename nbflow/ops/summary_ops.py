@@ -32,6 +32,7 @@ from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops.histogram import histogram_proto
+from nbflow.ops.array_ops import constant
 
 
 def _bytes_scalar(data: bytes) -> np.ndarray:
@@ -238,6 +239,12 @@ class AudioSummaryV2(_SummaryOp):
         return _bytes_scalar(summary.SerializeToString())
 
 
+def is_tf1_tensor_summary(node_def: Any) -> bool:
+    """Whether ``node_def`` is TensorFlow 1's ``TensorSummary``, which keeps a JSON
+    ``SummaryDescription`` in its ``description`` attr (nbflow writes ``TensorSummaryV2``)."""
+    return node_def.op == "TensorSummary"
+
+
 class TensorSummaryV2(_SummaryOp):
     """A whole tensor as a ``TensorProto``, with plugin metadata (text summaries use this)."""
 
@@ -335,8 +342,6 @@ def _summary(op_type: str, inputs: list[Any], attrs: dict[str, Any], scope: str)
 
 
 def _tag_const(tag: str) -> ops_lib.Tensor:
-    from nbflow.ops.array_ops import constant
-
     return constant(tag, dtype=dtypes.string, name="tag")
 
 
@@ -410,8 +415,6 @@ def tensor_summary(
     display_name: str | None = None,
 ) -> ops_lib.Tensor:
     """A summary holding the whole tensor (a ``TensorProto``) and optional plugin metadata."""
-    from nbflow.ops.array_ops import constant
-
     metadata = protos.SummaryMetadata()
     if summary_metadata is not None:
         metadata.CopyFrom(summary_metadata)

@@ -34,6 +34,7 @@ from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 from nbflow.ops import init_ops
 from nbflow.ops.variables import Variable
+from nbflow.ops import array_ops, partitioned_variables as pv
 
 
 class _ReuseMode(enum.Enum):
@@ -298,8 +299,6 @@ class _VariableStore:
         **options: Any,
     ) -> Any:
         """A ``PartitionedVariable`` of shards ``name/part_i`` (``ops/partitioned_variables``)."""
-        from nbflow.ops import partitioned_variables as pv
-
         if shape is None or not shape.is_fully_defined():
             raise ValueError(f"Partitioned variable {name} needs a fully defined shape")
         partitions = list(partitioner(shape=shape, dtype=dtype))
@@ -325,7 +324,6 @@ def _initial_value(
     if isinstance(initializer, ops_lib.Tensor) or not callable(initializer):
         if shape is not None and not isinstance(initializer, ops_lib.Tensor):
             # A Python or NumPy value must have the variable's shape.
-            from nbflow.ops import array_ops
 
             return (lambda: array_ops.constant(initializer, dtype=dtype, shape=shape)), None
         if shape is not None:

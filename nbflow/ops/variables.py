@@ -15,6 +15,7 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import GraphKeys
 from nbflow.ops import array_ops, control_flow_ops, state_ops
+from nbflow.framework.tensor_shape import TensorShape, as_shape
 
 
 class Variable:
@@ -72,12 +73,8 @@ class Variable:
                 )
             value_shape = self._initial_value.shape
             if shape is not None:
-                from nbflow.framework.tensor_shape import as_shape
-
                 value_shape = as_shape(shape)
             elif not validate_shape:
-                from nbflow.framework.tensor_shape import TensorShape
-
                 value_shape = TensorShape(None)
             if validate_shape and not value_shape.is_fully_defined():
                 raise ValueError(
@@ -366,8 +363,6 @@ def report_uninitialized_variables(
     Each check runs where its variable lives (colocated ``IsVariableInitialized``), so only
     booleans cross devices or tasks: a variable's reference never leaves its device.
     """
-    from nbflow.ops import array_ops, math_ops
-
     var_list = global_variables() + local_variables() if var_list is None else var_list
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name):
@@ -379,3 +374,8 @@ def report_uninitialized_variables(
         if not flags:
             return names[:0]
         return array_ops.boolean_mask(names, math_ops.logical_not(array_ops.stack(flags)))
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops  # noqa: E402

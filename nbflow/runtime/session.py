@@ -289,7 +289,12 @@ class BaseSession:
 
     @staticmethod
     def reset(target: str, containers: list[str] | None = None, config: Any = None) -> None:
-        raise errors.UnimplementedError(None, None, "Session.reset applies to remote targets")
+        """Drop the resource containers of ``target``'s tasks and cancel their running steps
+        (for the session class registered for the target's scheme)."""
+        session_class = _session_targets.get(str(target).partition("://")[0])
+        if not target or session_class is None or session_class.reset is BaseSession.reset:
+            raise errors.UnimplementedError(None, None, "Session.reset applies to remote targets")
+        session_class.reset(target, containers, config)
 
 
 def _closed_error() -> errors.OpError:

@@ -27,6 +27,7 @@ from nbflow.train.session_run_hook import (
     SessionRunHook,
     SessionRunValues,
 )
+from nbflow.summary.writer import FileWriterCache
 
 _log = logging.getLogger("nbflow.train")
 
@@ -177,8 +178,6 @@ class ProfilerHook(SessionRunHook):
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
 
     def begin(self) -> None:
-        from nbflow.summary.writer import FileWriterCache  # summary sits above train
-
         self._next_step: int | None = None
         self._global_step = _require_global_step("ProfilerHook")
         self._file_writer = FileWriterCache.get(self._output_dir)
@@ -320,8 +319,6 @@ class StepCounterHook(SessionRunHook):
 
     def begin(self) -> None:
         if self._summary_writer is None and self._output_dir:
-            from nbflow.summary.writer import FileWriterCache
-
             self._summary_writer = FileWriterCache.get(self._output_dir)
         self._global_step = _require_global_step("StepCounterHook")
         self._summary_tag = f"{self._global_step.op.name}/sec"
@@ -388,8 +385,6 @@ class CheckpointSaverHook(SessionRunHook):
         self._save_graph_def = save_graph_def
 
     def begin(self) -> None:
-        from nbflow.summary.writer import FileWriterCache
-
         os.makedirs(self._checkpoint_dir, exist_ok=True)
         self._summary_writer = FileWriterCache.get(self._checkpoint_dir)
         self._global_step = _require_global_step("CheckpointSaverHook")
@@ -475,8 +470,6 @@ class SummarySaverHook(SessionRunHook):
 
     def begin(self) -> None:
         if self._summary_writer is None and self._output_dir:
-            from nbflow.summary.writer import FileWriterCache
-
             self._summary_writer = FileWriterCache.get(self._output_dir)
         self._next_step: int | None = None
         self._global_step = _require_global_step("SummarySaverHook")

@@ -31,11 +31,8 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.indexed_slices import IndexedSlices
 from nbflow.framework.ops import GraphKeys
 from nbflow.ops import array_ops, control_flow_ops, state_ops
-from nbflow.ops.data_flow_ops import (
-    ConditionalAccumulator,
-    FIFOQueue,
-    SparseConditionalAccumulator,
-)
+from nbflow.ops.accumulator_ops import ConditionalAccumulator, SparseConditionalAccumulator
+from nbflow.ops.queue_ops import FIFOQueue
 from nbflow.ops.variables import Variable, global_variables, report_uninitialized_variables
 from nbflow.train.optimizer import Optimizer
 from nbflow.train.queue_runner import QueueRunner

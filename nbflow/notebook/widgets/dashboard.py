@@ -18,12 +18,15 @@ import threading
 from typing import Any
 
 import ipywidgets as widgets
+import numpy as np
+from PIL import Image as PILImage
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
 from nbflow.notebook import summary_model
 from nbflow.notebook.logs import as_source
 from nbflow.notebook.widgets.plots import bokeh_widget
+from nbflow.notebook.widgets.controls import RunControls
 from nbflow.notebook.widgets.scalars import ScalarsWidget
 
 
@@ -56,8 +59,6 @@ class SummaryDashboard(widgets.VBox):
         self._thread: threading.Thread | None = None
         self.polls = 0
         if run is not None:  # one Stop: the run's controls, which also end the polling
-            from nbflow.notebook.widgets.controls import RunControls
-
             run_controls = RunControls(run)
             self.stop_button = run_controls.stop_button
             controls = widgets.HBox([run_controls, self.status])
@@ -203,9 +204,6 @@ class SummaryDashboard(widgets.VBox):
 
 def png_bytes(array: Any) -> bytes:
     """Encode an HxW or HxWxC uint8 array as PNG (for ``MemorySource.add_image``)."""
-    import numpy as np
-    from PIL import Image as PILImage
-
     buf = io.BytesIO()
     PILImage.fromarray(np.asarray(array, dtype=np.uint8)).save(buf, format="PNG")
     return buf.getvalue()
