@@ -4,6 +4,7 @@ import { ServerConnection } from '@jupyterlab/services';
 
 import type { GraphDef } from './model/graph';
 import type { HistogramValue } from './model/histogram';
+import type { HParamValue, LogdirEntry } from './model/runs';
 import type { ScalarsReply } from './model/series';
 import type { TraceJson } from './model/trace';
 
@@ -26,6 +27,8 @@ export interface RunTags {
 export interface RunInfo {
   name: string;
   tags: RunTags;
+  /** The run's hyperparameters (TensorBoard HParams summaries in its events). */
+  hparams?: Record<string, HParamValue>;
 }
 
 export interface SeriesReply<T> {
@@ -46,7 +49,16 @@ export interface ImageInfo {
 }
 
 export class BoardApi {
-  constructor(readonly logdir: string, private settings = ServerConnection.makeSettings()) {}
+  /** `entry`: the log directory's name on a board showing several (model/runs.ts). */
+  readonly entry: LogdirEntry;
+
+  constructor(
+    readonly logdir: string,
+    private settings = ServerConnection.makeSettings(),
+    entry?: LogdirEntry
+  ) {
+    this.entry = entry ?? { name: '', path: logdir };
+  }
 
   url(route: string, query: Record<string, string | number> = {}): string {
     const params = new URLSearchParams({ logdir: this.logdir });

@@ -16,6 +16,7 @@ import { Widget } from '@lumino/widgets';
 import { BoardApi } from './api';
 import { BoardPanel } from './board';
 import { BookkeepingRules } from './model/graph';
+import { formatLogdirSpec, parseLogdirSpec } from './model/runs';
 import { relativeLogdir } from './model/series';
 
 export const COMMAND = 'nbflow:open-board';
@@ -54,14 +55,21 @@ const plugin: JupyterFrontEndPlugin<void> = {
       caption: 'Open the nbflow Board on a log directory',
       execute: async args => {
         const { logdir = '.', bookkeeping } = args as BoardArgs;
-        let relative = relativeLogdir(String(logdir), '');
-        if (relative === null) {
-          root = root ?? BoardApi.root();
-          relative = relativeLogdir(String(logdir), await root);
-          if (relative === null) {
-            throw new Error(`log directory ${logdir} is outside the board root ${await root}`);
+        // one directory, or several (name:path,...): each path relative to the board root
+        const entries = parseLogdirSpec(String(logdir));
+        for (const entry of entries) {
+          let path = relativeLogdir(entry.path, '');
+          if (path === null) {
+            root = root ?? BoardApi.root();
+            path = relativeLogdir(entry.path, await root);
+            if (path === null) {
+              throw new Error(`log directory ${entry.path} is outside the board root ${await root}`);
+            }
           }
+          entry.name = entry.name === entry.path ? path : entry.name;
+          entry.path = path;
         }
+        const relative = formatLogdirSpec(entries);
         const existing = tracker.find(w => w.content.logdir === relative);
         if (existing) {
           if (bookkeeping) {

@@ -9,10 +9,14 @@ import {
   filterTags,
   relativeLogdir,
   runLabel,
+  formatDuration,
+  formatWallTime,
+  niceExtent,
   smooth,
   ticks,
   toCsv,
-  xValues
+  xValues,
+  yDomain
 } from '../src/model/series';
 import { buildTimeline, opTimes } from '../src/model/trace';
 
@@ -42,6 +46,57 @@ test('smoothing_is_a_debiased_moving_average_that_keeps_gaps', () => {
   assert.ok(Math.abs((s[3] as number) - 2) < 1e-9);
   const step = smooth([0, 0, 0, 10, 10], 0.5) as number[];
   assert.ok(step[3] > 0 && step[3] < 10 && step[4] > step[3]);
+});
+
+test('smoothing_matches_tensorboards_debiased_ema_computed_with_numpy', () => {
+  // last = w*last + (1-w)*v; smoothed = last / (1 - w**n), n counting finite points
+  // (numbers from NumPy, weight 0.6; the NaN is skipped and stays a gap)
+  const expected = [1.0, 2.875, null, 2.428571428571429, 4.988970588235294, 4.126301179736294];
+  const got = smooth([1, 4, null, 2, 8, 3], 0.6);
+  got.forEach((v, i) => {
+    if (expected[i] === null) {
+      assert.equal(v, null);
+    } else {
+      assert.ok(Math.abs((v as number) - (expected[i] as number)) < 1e-12, `point ${i}: ${v} vs ${expected[i]}`);
+    }
+  });
+  assert.deepEqual(smooth([0.1, 0.1, 0.1], 0.9), [0.1, 0.1, 0.1], 'a constant series is left exactly as it is');
+  assert.equal(smooth([5, 7], 0.999)[0], 5, 'the first point is never pulled towards zero');
+});
+
+test('y_range_ignores_outliers_by_percentile_as_tensorboard', () => {
+  // 0..19 and one spike of 1000: sorted[ceil(0.05*20)] = 1, sorted[floor(0.95*20)] = 19;
+  // padded by 5% of 18 = 0.9 to [0.1, 19.9], rounded out at step 2 to [0, 20]
+  const values = [...Array.from({ length: 20 }, (_, i) => i), 1000];
+  assert.deepEqual(yDomain(values, { ignoreOutliers: true }), { min: 0, max: 20 });
+  // all of it: [0, 1000] padded by 50 to [-50, 1050], rounded out at step 100
+  assert.deepEqual(yDomain(values, { ignoreOutliers: false }), { min: -100, max: 1100 });
+  assert.deepEqual(yDomain([1, 1000, null], { ignoreOutliers: true }), { min: -100, max: 1100 }, 'two values: nothing dropped');
+  assert.deepEqual(yDomain([3, 3]), { min: 0, max: 6 }, 'a flat line sits in the middle');
+  assert.deepEqual(yDomain([-2]), { min: -4, max: 0 });
+  assert.deepEqual(yDomain([0, 0]), { min: -1, max: 1 });
+  assert.deepEqual(yDomain([0.01, -1, 10, 100], { log: true }), { min: 0.005, max: 200 });
+  assert.equal(yDomain([null, NaN]), null);
+  assert.deepEqual(niceExtent({ min: 0.1, max: 19.9 }), { min: 0, max: 20 });
+});
+
+test('relative_and_wall_axes_label_durations_and_dates', () => {
+  assert.equal(formatDuration(42), '42s');
+  assert.equal(formatDuration(750), '12.5 min');
+  assert.equal(formatDuration(3 * 3600 + 720), '3.2 hr');
+  assert.equal(formatDuration(2 * 86400), '2 d');
+  const t = new Date(2026, 10, 25, 9, 5, 7).getTime() / 1000;
+  assert.equal(formatWallTime(t, 3600), '09:05:07');
+  assert.equal(formatWallTime(t, 3 * 86400), '11-25 09:05');
+  assert.equal(formatWallTime(t, 30 * 86400), '2026-11-25');
+});
+
+test('relative_axis_starts_each_run_at_its_own_first_point', () => {
+  const a = { ...emptySeries('a', 'loss'), steps: [0, 1], wallTimes: [1000, 1010], values: [1, 2] };
+  const b = { ...emptySeries('b', 'loss'), steps: [0, 1], wallTimes: [5000, 5030], values: [1, 2] };
+  assert.deepEqual(xValues(a, 'relative'), [0, 10]);
+  assert.deepEqual(xValues(b, 'relative'), [0, 30]);
+  assert.deepEqual(xValues(b, 'wall'), [5000, 5030]);
 });
 
 test('downsampling_keeps_extremes_and_ends', () => {
@@ -86,6 +141,16 @@ test('histogram_percentiles_and_rebinning', () => {
   const constant = { min: 0.1, max: 0.1, num: 4, sum: 0.4, sum_squares: 0.04, bucket_limit: [0.09, 0.11, 1e308], bucket: [0, 4, 0] };
   assert.deepEqual(rebin(constant, 0, 0.2, 4), [0, 0, 4, 0]);
   assert.deepEqual(percentiles(constant, [0, 5000, 10000]), [0.1, 0.1, 0.1]);
+});
+
+test('distribution_bands_match_tensorboards_compressor', () => {
+  // compress_histogram_proto of TensorBoard 2.21 (tensorboard.plugins.distribution.compressor)
+  // on the same histogram, an empty bucket included
+  const h = { min: -1.5, max: 2.25, num: 20, sum: 0, sum_squares: 0, bucket_limit: [-1, 0, 0.5, 1, 2, 3], bucket: [2, 6, 0, 5, 4, 3] };
+  const expected = [-1.5, -1.166, -0.804333333333, -0.305, 0.7, 1.2075, 1.9565, 2.138666666667, 2.25];
+  percentiles(h).forEach((v, i) => assert.ok(Math.abs(v - expected[i]) < 1e-9, `basis point ${BASIS_POINTS[i]}: ${v} vs ${expected[i]}`));
+  const even = { min: 0, max: 10, num: 10, sum: 50, sum_squares: 0, bucket_limit: [5, 10], bucket: [5, 5] };
+  percentiles(even).forEach((v, i) => assert.ok(Math.abs(v - BASIS_POINTS[i] / 1000) < 1e-9));
 });
 
 test('trace_rows_per_device_and_thread_with_op_times', () => {

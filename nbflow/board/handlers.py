@@ -5,7 +5,9 @@ the board root (``logdir``, then ``run`` relative to the logdir). Series routes 
 ``offset`` says how many points the client already has, ``next_offset`` where to ask next time.
 
     GET root                                   {"root"}
-    GET runs?logdir=                           {"logdir", "runs": [{"name", "tags"}]}
+    GET runs?logdir=                           {"logdir", "runs": [{"name", "tags", "hparams"}]}
+                                               hparams: {name: number | string | bool}, the
+                                               run's TensorBoard HParams session_start_info
     GET tags?logdir=&run=                      {"run", "tags"}
                                                tags["warnings"]: [{"file", "offset", "message"}]
     GET scalars?logdir=&run=&tag=&offset=&max_points=
@@ -148,7 +150,10 @@ class RunsHandler(BoardHandler):
     @tornado.web.authenticated
     def get(self) -> None:
         logdir = self.logdir().reload(force=True)  # one per poll: the listing is always fresh
-        runs = [{"name": name, "tags": logdir.tags(name)} for name in logdir.runs()]
+        runs = [
+            {"name": name, "tags": logdir.tags(name), "hparams": logdir.hparams(name)}
+            for name in logdir.runs()
+        ]
         self.write_json({"logdir": self.get_argument("logdir", "."), "runs": runs})
 
 

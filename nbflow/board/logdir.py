@@ -132,6 +132,10 @@ class LogDirectory:
             for w in self.reader.warnings(run)
         ]
 
+    def hparams(self, run: str) -> dict[str, Any]:
+        """The run's hyperparameters (TensorBoard HParams summaries in its events); {} if none."""
+        return dict(self.reader.run(run).hparams) if self.has_events(run) else {}
+
     def has_events(self, run: str) -> bool:
         return run in self.reader.runs()
 

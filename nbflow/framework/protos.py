@@ -182,6 +182,25 @@ _MESSAGES: dict[str, list[tuple[str, int, str, str]]] = {
         ("tensor", 8, "TensorProto", "oneof:value"),
     ],
     "Summary": [("value", 1, "Summary.Value", "repeated")],
+    # TensorBoard's HParams plugin (tensorboard/plugins/hparams/plugin_data.proto): a run's
+    # hyperparameters in a summary's plugin_data.content. HParamValue has the field numbers of
+    # google.protobuf.Value (the kinds hparams use), so the bytes are TensorBoard's.
+    "HParamValue": [
+        ("number_value", 2, "double", "oneof:kind"),
+        ("string_value", 3, "string", "oneof:kind"),
+        ("bool_value", 4, "bool", "oneof:kind"),
+    ],
+    "SessionStartInfo": [
+        ("hparams", 1, "map<string,HParamValue>", "repeated"),
+        ("model_uri", 2, "string", ""),
+        ("monitor_url", 3, "string", ""),
+        ("group_name", 4, "string", ""),
+        ("start_time_secs", 5, "double", ""),
+    ],
+    "HParamsPluginData": [
+        ("version", 1, "int32", ""),
+        ("session_start_info", 3, "SessionStartInfo", "oneof:data"),
+    ],
     "LogMessage": [("level", 1, "LogMessage.Level", ""), ("message", 2, "string", "")],
     "SessionLog": [
         ("status", 1, "SessionLog.SessionStatus", ""),
@@ -429,6 +448,7 @@ GraphDef = _message("GraphDef")
 HistogramProto = _message("HistogramProto")
 SummaryMetadata = _message("SummaryMetadata")
 Summary = _message("Summary")
+HParamsPluginData = _message("HParamsPluginData")
 LogMessage = _message("LogMessage")
 SessionLog = _message("SessionLog")
 TaggedRunMetadata = _message("TaggedRunMetadata")

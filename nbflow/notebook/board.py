@@ -41,33 +41,40 @@ class BoardDisplay:
 
 
 def board_display(logdir: str) -> BoardDisplay:
-    return BoardDisplay(os.path.abspath(os.path.expanduser(logdir)))
+    """The Board on ``logdir``, or on several directories as TensorBoard's ``--logdir_spec``
+    ``name:path,name:path`` (each path made absolute; the panel makes them root-relative)."""
+    entries = logdir_spec_entries(logdir)
+    if len(entries) == 1 and not entries[0][0]:
+        return BoardDisplay(os.path.abspath(os.path.expanduser(logdir)))
+    absolute = [(name, os.path.abspath(os.path.expanduser(path))) for name, path in entries]
+    return BoardDisplay(",".join(f"{name}:{path}" if name else path for name, path in absolute))
+
+
+def logdir_spec_entries(spec: str) -> list[tuple[str, str]]:
+    """``(name, path)`` of each directory of ``name:path,...`` ('' for an unnamed one); a
+    Windows drive (``C:\\``, as ``os.path.abspath`` writes it) is part of a path, not a name."""
+    entries = []
+    for part in (p.strip() for p in spec.split(",")):
+        name, sep, path = part.partition(":")
+        named = (
+            sep
+            and name
+            and not any(c in name for c in "/\\")
+            and not (len(name) == 1 and path[:1] == "\\")
+        )
+        entries.append((name.strip(), path.strip() or ".") if named else ("", part))
+    return [e for e in entries if e[1]] or [("", ".")]
 
 
 def inline_board_html(logdir: str) -> str:
-    """The runs of ``logdir`` as an HTML table: run, tag, last step and value, a sparkline."""
+    """The runs of ``logdir`` (one directory or a ``name:path,...`` spec) as an HTML table: run,
+    tag, last step and value, a sparkline."""
     shown = html.escape(logdir)
     head = f"<div class='nbflow-board-inline'><b>nbflow Board</b> on <code>{shown}</code>"
     if os.path.isfile(logdir) and is_graph_file(logdir):
         return head + ": " + html.escape(_graph_file_summary(logdir)) + "</div>"
-    reader = LogReader(logdir, root=logdir, max_depth=4)
-    if os.path.isdir(logdir):
-        reader.reload()
-    rows = []
-    for run in reader.runs()[:MAX_RUNS]:
-        warnings = reader.warnings(run)
-        for tag, series in sorted(reader.scalars(run).items()):
-            last = series.values[-1] if len(series) else math.nan
-            rows.append(
-                f"<tr><td>{html.escape(run)}</td><td>{html.escape(tag)}</td>"
-                f"<td>{int(series.steps[-1]) if len(series) else ''}</td>"
-                f"<td>{last:.4g}</td><td>{_sparkline(series.values.tolist())}</td></tr>"
-            )
-        for w in warnings:
-            rows.append(
-                f"<tr><td>{html.escape(run)}</td><td colspan='4'>&#9888; "
-                f"{html.escape(w.file)} at byte {w.offset}: {html.escape(w.message)}</td></tr>"
-            )
+    entries = [("", logdir)] if os.path.isdir(logdir) else logdir_spec_entries(logdir)
+    rows = [row for name, path in entries for row in _run_rows(path, name)]
     if not rows:
         return head + ": no scalar summaries yet.</div>"
     return (
@@ -77,6 +84,29 @@ def inline_board_html(logdir: str) -> str:
         + "".join(rows)
         + "</tbody></table></div>"
     )
+
+
+def _run_rows(logdir: str, name: str) -> list[str]:
+    """Table rows of a directory's runs (named ``name/run`` when ``name`` is given)."""
+    reader = LogReader(logdir, root=logdir, max_depth=4)
+    if os.path.isdir(logdir):
+        reader.reload()
+    rows = []
+    for run in reader.runs()[:MAX_RUNS]:
+        shown = html.escape(f"{name}/{run}" if name and run != "." else name or run)
+        for tag, series in sorted(reader.scalars(run).items()):
+            last = series.values[-1] if len(series) else math.nan
+            rows.append(
+                f"<tr><td>{shown}</td><td>{html.escape(tag)}</td>"
+                f"<td>{int(series.steps[-1]) if len(series) else ''}</td>"
+                f"<td>{last:.4g}</td><td>{_sparkline(series.values.tolist())}</td></tr>"
+            )
+        for w in reader.warnings(run):
+            rows.append(
+                f"<tr><td>{shown}</td><td colspan='4'>&#9888; "
+                f"{html.escape(w.file)} at byte {w.offset}: {html.escape(w.message)}</td></tr>"
+            )
+    return rows
 
 
 def _graph_file_summary(path: str) -> str:

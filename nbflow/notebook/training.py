@@ -7,6 +7,10 @@ it blocks while the run is paused and returns False once a stop was asked for.
 
 Provenance: the run writes ``nbflow_run.json`` into its log directory with the source, key and
 arguments of the cell that started it, so a curve on the board traces back to the code.
+
+Hyperparameters: the ``arguments`` also go into the run's event log as TensorBoard's HParams
+summary (``nbflow.summary.hparams``, in a file of their own next to the loop's), so the Board's
+runs table and TensorBoard's HParams dashboard both list each run with its settings.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from tqdm.auto import tqdm
 from tqdm.notebook import tqdm as notebook_tqdm
 
 from nbflow.notebook.display import in_kernel
+from nbflow.summary.hparams import hparams_pb
+from nbflow.summary.writer import FileWriter
 from nbflow.train.basic_session_run_hooks import ProgressBarHook
 from nbflow.version import __version__
 
@@ -79,6 +85,15 @@ def write_provenance(logdir: str | Path, provenance: CellProvenance, name: str) 
     return target
 
 
+def write_hparams(logdir: str | Path, hparams: dict[str, Any], name: str) -> None:
+    """Record the run's hyperparameters in its log directory as an HParams summary."""
+    writer = FileWriter(str(logdir), filename_suffix=".hparams")
+    try:
+        writer.add_summary(hparams_pb(hparams, trial_id=name))
+    finally:
+        writer.close()
+
+
 class TrainingRun:
     """A training loop running in a background thread, with pause, resume and stop."""
 
@@ -90,6 +105,7 @@ class TrainingRun:
         name: str = "run",
         provenance: CellProvenance | None = None,
         output: Any = None,
+        hparams: dict[str, Any] | None = None,
     ):
         self.target = target
         # where the run's own displays go (its progress bar): an ``ipywidgets.Output`` shown in
@@ -99,6 +115,7 @@ class TrainingRun:
         self.logdir = Path(logdir) if logdir is not None else None
         self.name = name
         self.provenance = provenance
+        self.hparams = dict(hparams or {})
         self.step = 0
         self.result: Any = None
         self.error: BaseException | None = None
@@ -160,6 +177,8 @@ class TrainingRun:
             raise RuntimeError(f"run {self.name!r} was already started")
         if self.logdir is not None and self.provenance is not None:
             write_provenance(self.logdir, self.provenance, self.name)
+        if self.logdir is not None and self.hparams:
+            write_hparams(self.logdir, self.hparams, self.name)
         self._thread = threading.Thread(target=self._main, name=f"nbflow-{self.name}", daemon=True)
         self._thread.start()
         self._notify()
@@ -231,7 +250,8 @@ def start_training(
     name: str = "run",
     arguments: dict[str, Any] | None = None,
 ) -> TrainingRun:
-    """Start ``target(run)`` in a background thread, recording the calling cell's code."""
+    """Start ``target(run)`` in a background thread, recording the calling cell's code and,
+    in ``logdir``, the ``arguments`` as the run's hyperparameters."""
     cell, source = current_cell()
     provenance = CellProvenance(cell, source, {k: repr(v) for k, v in (arguments or {}).items()})
     output = None
@@ -239,7 +259,7 @@ def start_training(
         output = ipywidgets.Output()
         display(output)  # in this cell, now: the run's progress bar will appear here
     return TrainingRun(
-        target, logdir=logdir, name=name, provenance=provenance, output=output
+        target, logdir=logdir, name=name, provenance=provenance, output=output, hparams=arguments
     ).start()
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from nbflow.framework import protos
+from nbflow.summary.hparams import HParamValue, is_hparams_value, read_session_start_info
 from nbflow.summary.records import Skipped, read_records, scan_records
 
 
@@ -161,6 +162,8 @@ class RunData:
     tensors: dict[str, list[TensorValue]] = field(default_factory=dict)
     graph: dict[str, Any] | None = None
     run_metadata: dict[str, bytes] = field(default_factory=dict)
+    # the run's hyperparameters, from TensorBoard HParams summaries (nbflow.summary.hparams)
+    hparams: dict[str, HParamValue] = field(default_factory=dict)
     first_wall_time: float | None = None
     event_count: int = 0
 
@@ -237,6 +240,11 @@ class RunData:
                     a.content_type,
                 )
             )
+        elif kind == "tensor" and is_hparams_value(value):
+            try:
+                self.hparams.update(read_session_start_info(value) or {})
+            except DecodeError:
+                pass  # not TensorBoard's HParamsPluginData: nothing to show
         elif kind == "tensor":
             plugin = value.metadata.plugin_data.plugin_name
             array = protos.make_ndarray(value.tensor)

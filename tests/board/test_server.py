@@ -325,3 +325,25 @@ def test_the_walk_skips_virtual_environments_and_node_modules(jupyter_server):
     finally:
         shutil.rmtree(venv)
         shutil.rmtree(jupyter_server.root / "node_modules")
+
+
+def test_runs_carry_the_hyperparameters_their_training_recorded(jupyter_server):
+    """What ``start_training(arguments=...)`` records (TensorBoard's HParams summary) comes with
+    each run in the listing; a run without any has none."""
+    from nbflow.notebook.training import write_hparams
+
+    sweep = jupyter_server.root / "sweep"
+    try:
+        for name, lr in (("lr0.1", 0.1), ("lr0.01", 0.01)):
+            (sweep / name).mkdir(parents=True)
+            write_run(sweep / name, steps=2)
+            write_hparams(sweep / name, {"lr": lr, "optimizer": "adam", "dropout": True}, name)
+        (sweep / "plain").mkdir()
+        write_run(sweep / "plain", steps=2)
+        runs = {r["name"]: r for r in get_json(jupyter_server.api("runs", logdir="sweep"))["runs"]}
+        assert runs["lr0.01"]["hparams"] == {"dropout": True, "lr": 0.01, "optimizer": "adam"}
+        assert runs["lr0.1"]["hparams"]["lr"] == 0.1
+        assert runs["plain"]["hparams"] == {}
+        assert runs["lr0.1"]["tags"]["scalars"] == [LOSS_TAG]  # no stray tensor tag besides
+    finally:
+        shutil.rmtree(sweep)

@@ -30,22 +30,38 @@ export function bucketEdges(h: HistogramValue): { left: number; right: number; c
   return out;
 }
 
-/** Values at the given basis points, interpolating linearly inside a bucket. */
+/**
+ * Values at the given basis points, as TensorBoard's distribution dashboard computes them
+ * (`compress_histogram_proto`): the buckets' cumulative weight is scaled to 10000; a basis
+ * point falls in the first bucket whose cumulative weight exceeds it and is interpolated
+ * linearly between that bucket's left edge (the histogram's min for the first non-empty one)
+ * and its right edge (clipped to the max). Points past the last bucket are the max.
+ */
 export function percentiles(h: HistogramValue, basisPoints: number[] = BASIS_POINTS): number[] {
-  const buckets = bucketEdges(h);
-  const total = buckets.reduce((s, b) => s + b.count, 0);
-  if (total === 0) {
+  const total = h.bucket.reduce((s, c) => s + c, 0);
+  if (!h.num || total <= 0) {
     return basisPoints.map(() => 0);
   }
+  const top = basisPoints[basisPoints.length - 1];
+  const weights: number[] = [];
+  let acc = 0;
+  for (const c of h.bucket) {
+    acc += (c * top) / total;
+    weights.push(acc);
+  }
   return basisPoints.map(bp => {
-    const target = (bp / 10000) * total;
-    let seen = 0;
-    for (const b of buckets) {
-      if (seen + b.count >= target) {
-        const f = b.count ? (target - seen) / b.count : 0;
-        return b.left + f * (b.right - b.left);
+    // the first bucket whose cumulative weight is above bp (searchsorted, side "right")
+    let i = weights.findIndex(w => w > bp);
+    while (i >= 0 && i < weights.length) {
+      const cum = weights[i];
+      const prev = i > 0 ? weights[i - 1] : 0;
+      if (cum === prev) {
+        i += 1;
+        continue;
       }
-      seen += b.count;
+      const lhs = i === 0 || prev === 0 ? h.min : Math.max(h.bucket_limit[i - 1], h.min);
+      const rhs = Math.min(h.bucket_limit[i], h.max);
+      return lhs + ((bp - prev) * (rhs - lhs)) / (cum - prev);
     }
     return h.max;
   });

@@ -67,14 +67,22 @@ export function xValues(series: ScalarSeries, axis: XAxis): number[] {
 
 /**
  * TensorBoard's smoothing: an exponential moving average, debiased so the first points are
- * not pulled towards zero. `weight` in [0, 1): 0 leaves the series as it is. Gaps (null,
- * a NaN on the server) stay gaps and do not reset the average.
+ * not pulled towards zero. `weight` in [0, 1): 0 leaves the series as it is.
+ *
+ *     last_n = w * last_{n-1} + (1 - w) * v_n,   last_0 = 0,   smoothed_n = last_n / (1 - w^n)
+ *
+ * where n counts the finite points so far. Gaps (null, a NaN on the server) stay gaps and do not
+ * advance n; a constant series is left as it is (no rounding noise), as TensorBoard does.
  */
 export function smooth(values: (number | null)[], weight: number): (number | null)[] {
   if (weight <= 0) {
     return values.slice();
   }
   const w = Math.min(weight, 0.999);
+  const first = values[0];
+  if (values.every(v => v === first)) {
+    return values.slice();
+  }
   let last = 0;
   let n = 0;
   return values.map(v => {
@@ -168,6 +176,101 @@ export function ticks(e: Extent, count = 5): number[] {
   return out;
 }
 
+/**
+ * The y range of a chart as TensorBoard 2.21's scalar cards compute it. `values` are the drawn
+ * lines' points (the smoothed ones when smoothing is on: the raw lines are faint context and do
+ * not stretch the axis). With `ignoreOutliers` ("Ignore outliers in chart scaling", on by
+ * default) the range runs from the 5th to the 95th percentile of the sorted values
+ * (`sorted[ceil(0.05 (n-1))]` to `sorted[floor(0.95 (n-1))]`, for more than two values); then
+ * 5% of the span is added on each side and the ends are rounded out to tick values. A flat
+ * series at y gets [0, 2y] (or [2y, 0], or [-1, 1] at 0). A log axis keeps positive values and
+ * spans [min / 2, max * 2]. Null when there is nothing to draw.
+ */
+export function yDomain(
+  values: Iterable<number | null>,
+  options: { ignoreOutliers?: boolean; log?: boolean } = {}
+): Extent | null {
+  const sorted: number[] = [];
+  for (const v of values) {
+    if (v !== null && Number.isFinite(v) && (!options.log || v > 0)) {
+      sorted.push(v);
+    }
+  }
+  if (!sorted.length) {
+    return null;
+  }
+  sorted.sort((a, b) => a - b);
+  let lo = sorted[0];
+  let hi = sorted[sorted.length - 1];
+  if (options.ignoreOutliers && sorted.length > 2) {
+    lo = sorted[Math.ceil(0.05 * (sorted.length - 1))];
+    hi = sorted[Math.floor(0.95 * (sorted.length - 1))];
+  }
+  if (options.log) {
+    return { min: lo * 0.5, max: hi * 2 };
+  }
+  if (lo === hi) {
+    return lo === 0 ? { min: -1, max: 1 } : lo < 0 ? { min: 2 * lo, max: 0 } : { min: 0, max: 2 * lo };
+  }
+  const pad = (hi - lo + Number.EPSILON) * 0.05;
+  return niceExtent({ min: lo - pad, max: hi + pad });
+}
+
+/**
+ * An extent widened to round numbers, as d3's `scale.nice()`: the tick step for about `count`
+ * ticks (1, 2 or 5 times a power of ten, whichever is nearest in ratio), ends floored and
+ * ceiled to it, repeated until the step no longer changes.
+ */
+export function niceExtent(e: Extent, count = 10): Extent {
+  let { min, max } = e;
+  let previous = 0;
+  for (let i = 0; i < 10 && max > min; i++) {
+    const raw = (max - min) / count;
+    const power = Math.pow(10, Math.floor(Math.log10(raw)));
+    const error = raw / power;
+    const step = power * (error >= Math.sqrt(50) ? 10 : error >= Math.sqrt(10) ? 5 : error >= Math.SQRT2 ? 2 : 1);
+    if (step === previous) {
+      break;
+    }
+    const round = (v: number): number => Number(v.toPrecision(12));
+    min = round(Math.floor(min / step) * step);
+    max = round(Math.ceil(max / step) * step);
+    previous = step;
+  }
+  return { min, max };
+}
+
+/** A duration in seconds as the relative axis labels it: "45s", "12.5 min", "3.2 hr", "2 d". */
+export function formatDuration(seconds: number): string {
+  const a = Math.abs(seconds);
+  const fmt = (v: number): string => Number(v.toPrecision(3)).toString();
+  if (a < 60) {
+    return `${fmt(seconds)}s`;
+  }
+  if (a < 3600) {
+    return `${fmt(seconds / 60)} min`;
+  }
+  if (a < 86400) {
+    return `${fmt(seconds / 3600)} hr`;
+  }
+  return `${fmt(seconds / 86400)} d`;
+}
+
+/**
+ * A wall-clock tick: the time of day when the whole axis lies within one day, the date
+ * (and time) otherwise, so runs from different days are not mistaken for the same hour.
+ */
+export function formatWallTime(seconds: number, axisSpanSeconds: number): string {
+  const d = new Date(seconds * 1000);
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  if (axisSpanSeconds < 86400) {
+    return time;
+  }
+  const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  return axisSpanSeconds < 7 * 86400 ? `${date.slice(5)} ${time.slice(0, 5)}` : date;
+}
+
 /** CSV of several series: one row per point, as TensorBoard's download gives. */
 export function toCsv(series: ScalarSeries[]): string {
   const rows = ['run,tag,step,wall_time,value'];
@@ -181,7 +284,6 @@ export function toCsv(series: ScalarSeries[]): string {
   return rows.join('\n') + '\n';
 }
 
-/** Tags matching a filter: a regular expression, or a plain substring when it is not one. */
 /**
  * The name a run goes by in legends: its folder, relative to the log directory; the log
  * directory itself (run ".") is named after the directory's last component.
@@ -194,6 +296,7 @@ export function runLabel(run: string, logdir = ''): string {
   return parts.length ? parts[parts.length - 1] : 'run';
 }
 
+/** Tags matching a filter: a regular expression, or a plain substring when it is not one. */
 export function filterTags(tags: string[], filter: string): string[] {
   if (!filter.trim()) {
     return tags;

@@ -1,9 +1,12 @@
 /**
- * Histograms over steps, two ways as in TensorBoard: "offset" stacks each step's histogram
- * (later steps in front), "distribution" draws percentile bands over steps.
+ * Histograms over steps, as TensorBoard's "offset" view: each step's histogram stacked, later
+ * steps in front and in the run's full colour, earlier ones fading towards white. The
+ * Distributions view (distributionsView.ts) draws the same series as percentile bands, in the
+ * same colours. Run colours and which runs are shown come from the Board's runs table.
  */
-import { BASIS_POINTS, HistogramValue, percentiles, rebin } from '../model/histogram';
-import { extent } from '../model/series';
+import { HistogramValue, rebin } from '../model/histogram';
+import { tint } from '../model/color';
+import { RunColors } from '../model/runs';
 import { formatNumber, html, svg } from './dom';
 
 export interface HistogramSeries {
@@ -20,20 +23,14 @@ const HEIGHT = 240;
 export class HistogramsView {
   readonly node: HTMLElement;
   private series: HistogramSeries[] = [];
-  private mode: 'offset' | 'distribution' = 'offset';
   private charts: HTMLElement;
+  private ownColors = new RunColors();
+  protected colorOf: (run: string) => string = run => this.ownColors.color(run);
+  protected isShown: (run: string) => boolean = () => true;
+  protected kind = 'histogram';
 
   constructor() {
-    this.node = html('div', { class: 'nbflow-histograms' });
-    const bar = html('div', { class: 'nbflow-toolbar' }, this.node);
-    const mode = html('select', { class: 'nbflow-histogram-mode' }, bar);
-    for (const m of ['offset', 'distribution']) {
-      html('option', { value: m }, mode, m);
-    }
-    mode.addEventListener('change', () => {
-      this.mode = mode.value as 'offset' | 'distribution';
-      this.render();
-    });
+    this.node = html('div', { class: `nbflow-${this.kind}s` });
     this.charts = html('div', { class: 'nbflow-charts' }, this.node);
   }
 
@@ -42,27 +39,33 @@ export class HistogramsView {
     this.render();
   }
 
+  setRunStyle(color: (run: string) => string, isShown: (run: string) => boolean): void {
+    this.colorOf = color;
+    this.isShown = isShown;
+    this.render();
+  }
+
   render(): void {
     this.charts.textContent = '';
-    if (!this.series.length) {
-      html('div', { class: 'nbflow-empty' }, this.charts, 'No histogram summaries yet.');
+    const shown = this.series.filter(s => this.isShown(s.run));
+    if (!shown.length) {
+      html('div', { class: 'nbflow-empty' }, this.charts, `No ${this.kind} summaries of shown runs yet.`);
     }
-    for (const s of this.series) {
+    const byTag = [...shown].sort((a, b) => a.tag.localeCompare(b.tag));
+    for (const s of byTag) {
       const box = html('div', { class: 'nbflow-chart', 'data-tag': s.tag, 'data-run': s.run }, this.charts);
-      html('div', { class: 'nbflow-chart-title' }, box, `${s.tag} · ${s.run}`);
+      const head = html('div', { class: 'nbflow-chart-title' }, box);
+      html('span', { class: 'nbflow-swatch', style: `background:${this.colorOf(s.run)}` }, head);
+      head.append(`${s.tag} · ${s.run}`);
       const root = svg('svg', { width: WIDTH, height: HEIGHT, viewBox: `0 0 ${WIDTH} ${HEIGHT}` });
       box.appendChild(root);
       if (s.values.length) {
-        if (this.mode === 'offset') {
-          this.drawOffset(root, s);
-        } else {
-          this.drawDistribution(root, s);
-        }
+        this.draw(root, s, this.colorOf(s.run));
       }
     }
   }
 
-  private drawOffset(root: SVGSVGElement, s: HistogramSeries): void {
+  protected draw(root: SVGSVGElement, s: HistogramSeries, color: string): void {
     const stride = Math.max(1, Math.ceil(s.values.length / 30));
     const picked = s.values.map((h, i) => ({ h, step: s.steps[i] })).filter((_, i) => i % stride === 0 || i === s.values.length - 1);
     const min = Math.min(...picked.map(p => p.h.min));
@@ -84,31 +87,10 @@ export class HistogramsView {
       });
       d += `L${left + plotW},${base}Z`;
       const t = r / Math.max(1, rows.length - 1);
-      svg('path', { d, class: 'nbflow-hist-row', fill: `hsl(25, 80%, ${80 - 40 * t}%)` }, root);
+      svg('path', { d, class: 'nbflow-hist-row', fill: tint(color, 0.75 * (1 - t)), stroke: color }, root);
     });
     svg('text', { x: left, y: HEIGHT - 4 }, root).textContent = formatNumber(lo);
     svg('text', { x: left + plotW, y: HEIGHT - 4, 'text-anchor': 'end' }, root).textContent = formatNumber(hi);
     svg('text', { x: WIDTH - 4, y: 60 + (rows.length - 1) * rowGap, 'text-anchor': 'end' }, root).textContent = `step ${picked[picked.length - 1].step}`;
-  }
-
-  private drawDistribution(root: SVGSVGElement, s: HistogramSeries): void {
-    const bands = s.values.map(h => percentiles(h, BASIS_POINTS));
-    const ye = extent(bands.flat())!;
-    const xe = extent(s.steps)!;
-    const left = 50;
-    const plotW = WIDTH - left - 10;
-    const plotH = HEIGHT - 40;
-    const sx = (x: number): number => left + ((x - xe.min) / (xe.max - xe.min || 1)) * plotW;
-    const sy = (y: number): number => 10 + plotH - ((y - ye.min) / (ye.max - ye.min || 1)) * plotH;
-    const n = BASIS_POINTS.length;
-    for (let b = 0; b < Math.floor(n / 2); b++) {
-      const upper = bands.map((p, i) => `${sx(s.steps[i]).toFixed(1)},${sy(p[n - 1 - b]).toFixed(1)}`);
-      const lower = bands.map((p, i) => `${sx(s.steps[i]).toFixed(1)},${sy(p[b]).toFixed(1)}`).reverse();
-      svg('path', { d: `M${upper.join('L')}L${lower.join('L')}Z`, class: 'nbflow-band', 'fill-opacity': 0.15 + 0.15 * b }, root);
-    }
-    const median = bands.map((p, i) => `${sx(s.steps[i]).toFixed(1)},${sy(p[Math.floor(n / 2)]).toFixed(1)}`);
-    svg('path', { d: `M${median.join('L')}`, class: 'nbflow-median', fill: 'none' }, root);
-    svg('text', { x: left - 4, y: 14, 'text-anchor': 'end' }, root).textContent = formatNumber(ye.max);
-    svg('text', { x: left - 4, y: plotH + 10, 'text-anchor': 'end' }, root).textContent = formatNumber(ye.min);
   }
 }

@@ -1,21 +1,29 @@
 /**
- * Scalar charts: one chart per tag, the runs overlaid; smoothing (on the full series, before
- * downsampling to the chart's width), step / relative / wall-time axes, log scale, a tag
- * filter and CSV download.
+ * Scalar charts: one chart per tag, the shown runs overlaid in their colours; smoothing (on the
+ * full series, before downsampling to the chart's width), step / relative / wall-time axes,
+ * log scale, TensorBoard's outlier-aware y range, a tag filter and CSV download. Which runs
+ * are shown and their colours come from the host (the Board's runs table); alone (the
+ * notebook widget) every run is shown, coloured in order of appearance.
  */
+import { RunColors } from '../model/runs';
 import {
   ScalarSeries,
   XAxis,
   downsampleMinMax,
   extent,
   filterTags,
+  formatDuration,
+  formatWallTime,
   runLabel,
   smooth,
   ticks,
   toCsv,
-  xValues
+  xValues,
+  yDomain
 } from '../model/series';
-import { colorFor, formatNumber, html, svg, title } from './dom';
+import { formatNumber, html, svg, title } from './dom';
+
+let clipCount = 0;
 
 const WIDTH = 420;
 const HEIGHT = 240;
@@ -30,13 +38,16 @@ export interface ScalarsViewHooks {
 export class ScalarsView {
   readonly node: HTMLElement;
   private series: ScalarSeries[] = [];
-  private runs: string[] = [];
   /** The log directory the runs are in: names run "." in legends. */
   logdir = '';
   private smoothing = 0.6;
   private axis: XAxis = 'step';
   private logScale = false;
+  private ignoreOutliers = true;
   private filter = '';
+  private ownColors = new RunColors();
+  private colorOf: (run: string) => string = run => this.ownColors.color(run);
+  private isShown: (run: string) => boolean = () => true;
   private charts: HTMLElement;
   private smoothingInput: HTMLInputElement;
   private smoothingShown: HTMLElement;
@@ -78,6 +89,14 @@ export class ScalarsView {
       this.logScale = log.checked;
       this.render();
     });
+    const outlierLabel = html('label', { title: "Scale the y axis to the 5th-95th percentile of the lines' values, as TensorBoard does by default" }, bar);
+    const outliers = html('input', { type: 'checkbox', class: 'nbflow-outliers' }, outlierLabel);
+    outliers.checked = this.ignoreOutliers;
+    outlierLabel.append(' ignore outliers');
+    outliers.addEventListener('change', () => {
+      this.ignoreOutliers = outliers.checked;
+      this.render();
+    });
     const csv = html('button', { class: 'nbflow-button nbflow-csv' }, bar, 'Download CSV');
     csv.addEventListener('click', () => this.downloadCsv());
     this.charts = html('div', { class: 'nbflow-charts' }, this.node);
@@ -99,13 +118,22 @@ export class ScalarsView {
 
   setData(series: ScalarSeries[], runs: string[]): void {
     this.series = series;
-    this.runs = runs;
+    this.ownColors.assign(runs);
     this.render();
   }
 
+  /** Take run colours and visibility from the host (the Board's runs table). */
+  setRunStyle(color: (run: string) => string, isShown: (run: string) => boolean): void {
+    this.colorOf = color;
+    this.isShown = isShown;
+    this.render();
+  }
+
+  /** The series drawn: of shown runs, with a tag matching the filter. */
   visibleSeries(): ScalarSeries[] {
-    const tags = new Set(filterTags([...new Set(this.series.map(s => s.tag))], this.filter));
-    return this.series.filter(s => tags.has(s.tag));
+    const shown = this.series.filter(s => this.isShown(s.run));
+    const tags = new Set(filterTags([...new Set(shown.map(s => s.tag))], this.filter));
+    return shown.filter(s => tags.has(s.tag));
   }
 
   csv(): string {
@@ -146,10 +174,14 @@ export class ScalarsView {
       return { s, xs, raw, smoothed: smooth(raw, this.smoothing) };
     });
     const xe = extent(lines.flatMap(l => l.xs));
-    const ye = extent(lines.flatMap(l => [...l.raw, ...l.smoothed]), this.logScale);
+    // as TensorBoard: with smoothing on, the faint raw lines do not stretch the y axis
+    const drawn = lines.flatMap(l => (this.smoothing > 0 ? l.smoothed : l.raw));
+    const ye = yDomain(drawn, { ignoreOutliers: this.ignoreOutliers, log: this.logScale });
     if (!xe || !ye) {
       return box;
     }
+    box.dataset.yMin = String(ye.min);
+    box.dataset.yMax = String(ye.max);
     const fy = (v: number): number => (this.logScale ? Math.log10(v) : v);
     const y0 = fy(ye.min);
     const y1 = fy(ye.max) === y0 ? y0 + 1 : fy(ye.max);
@@ -160,6 +192,9 @@ export class ScalarsView {
     const sy = (y: number): number => MARGIN.top + plotH - ((fy(y) - y0) / (y1 - y0)) * plotH;
     const axes = svg('g', { class: 'nbflow-axes' }, root);
     svg('rect', { x: MARGIN.left, y: MARGIN.top, width: plotW, height: plotH, class: 'nbflow-plot-bg' }, axes);
+    const clipId = `nbflow-clip-${++clipCount}`;
+    const clip = svg('clipPath', { id: clipId }, svg('defs', {}, root));
+    svg('rect', { x: MARGIN.left, y: MARGIN.top, width: plotW, height: plotH }, clip);
     const yTicks = this.logScale
       ? ticks({ min: y0, max: y1 }, 4).map(t => Math.pow(10, t))
       : ticks({ min: ye.min, max: ye.max }, 4);
@@ -170,15 +205,17 @@ export class ScalarsView {
     }
     for (const t of ticks({ min: xe.min, max: x1 }, 4)) {
       const x = sx(t);
-      const label = this.axis === 'wall' ? new Date(t * 1000).toLocaleTimeString() : this.axis === 'relative' ? `${formatNumber(t)}s` : formatNumber(t);
-      svg('text', { x, y: HEIGHT - 10, 'text-anchor': 'middle' }, axes).textContent = label;
+      const label =
+        this.axis === 'wall' ? formatWallTime(t, x1 - xe.min) : this.axis === 'relative' ? formatDuration(t) : formatNumber(t);
+      svg('text', { x, y: HEIGHT - 10, 'text-anchor': 'middle', class: 'nbflow-x-tick' }, axes).textContent = label;
     }
+    const plot = svg('g', { 'clip-path': `url(#${clipId})` }, root);
     for (const l of lines) {
-      const color = colorFor(l.s.run, this.runs);
+      const color = this.colorOf(l.s.run);
       if (this.smoothing > 0) {
-        this.polyline(root, l.xs, l.raw, sx, sy, plotW, { class: 'nbflow-line-raw', stroke: color });
+        this.polyline(plot, l.xs, l.raw, sx, sy, plotW, { class: 'nbflow-line-raw', stroke: color });
       }
-      const main = this.polyline(root, l.xs, l.smoothed, sx, sy, plotW, { class: 'nbflow-line', stroke: color });
+      const main = this.polyline(plot, l.xs, l.smoothed, sx, sy, plotW, { class: 'nbflow-line', stroke: color });
       main.setAttribute('data-run', l.s.run);
       main.setAttribute('data-points', String(l.s.steps.length));
       title(main, `${runLabel(l.s.run, this.logdir)}: ${l.s.steps.length} points, last ${formatNumber(l.s.values[l.s.values.length - 1] ?? NaN)}`);
@@ -186,7 +223,7 @@ export class ScalarsView {
     const legend = html('div', { class: 'nbflow-legend' }, box);
     for (const l of lines) {
       const item = html('span', { class: 'nbflow-legend-item' }, legend);
-      html('span', { class: 'nbflow-swatch', style: `background:${colorFor(l.s.run, this.runs)}` }, item);
+      html('span', { class: 'nbflow-swatch', style: `background:${this.colorOf(l.s.run)}` }, item);
       item.append(runLabel(l.s.run, this.logdir));
       item.setAttribute('data-run', l.s.run);
       title(item, `${l.s.steps.length} points`);
@@ -195,7 +232,7 @@ export class ScalarsView {
   }
 
   private polyline(
-    root: SVGSVGElement,
+    root: SVGElement,
     xs: number[],
     ys: (number | null)[],
     sx: (x: number) => number,
