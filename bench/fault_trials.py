@@ -397,129 +397,173 @@ def _cluster_for(
             external.stop()
 
 
-def run_trial(kind: str, seed: int, directory: str, gateway: dict | None, stop_s: float) -> Trial:
-    """One trial in this process (the child); see the module docstring."""
-    import nbflow as tf
-    from nbflow import errors
+class TrialRun:
+    """One trial in this process (the child); ``record()`` reads its state at any moment, so a
+    watchdog can report a trial that is still running at its deadline."""
 
-    start = time.monotonic()
-    record = Trial(kind, seed)
-    rng = random.Random(seed)
-    watch = _Watch()
-    watch.fault_at_step = rng.randint(CHECKPOINT_EVERY + 1, LAST_STEP - CHECKPOINT_EVERY - 2)
-    errors_seen = _Errors()
-    train_log = logging.getLogger("nbflow.train")
-    train_log.addHandler(errors_seen)
-    train_log.setLevel(logging.INFO)
-    checkpoints = os.path.join(directory, "checkpoints")
-    fault: dict[str, float] = {}
-    with _cluster_for(kind, directory, gateway) as (cluster, inject, external):
-        if kind in ("kill-worker", "kill-ps", "stop-ps"):
-            record.peer_refused = _peers_refused(cluster, directory)
-        scheduler = str(cluster.client.scheduler.address)
-        window = _health_window(cluster)
+    def __init__(self, kind: str, seed: int, directory: str, gateway: dict | None, stop_s: float):
+        self.kind, self.seed, self.directory, self.gateway = kind, seed, directory, gateway
+        self.stop_s = stop_s
+        self.start = time.monotonic()
+        self.rng = random.Random(seed)
+        self.watch = _Watch()
+        self.watch.fault_at_step = self.rng.randint(
+            CHECKPOINT_EVERY + 1, LAST_STEP - CHECKPOINT_EVERY - 2
+        )
+        self.errors = _Errors()
+        self.checkpoints = os.path.join(directory, "checkpoints")
+        self.fault: dict[str, float] = {}
+        self.failure: BaseException | None = None  # what ended training, if not success
+        self.failed_at: float | None = None
+        self.finished = False
+        self.gave_up: bool | None = None
+        self.peer_refused: bool | None = None
+        self.scheduler = ""
+        self.window = 0.0
+        self.stage = "making the cluster"
 
-        def injector() -> None:
-            if not watch.reached.wait(50):
-                return
-            time.sleep(rng.uniform(0.0, 0.05))  # somewhere in or after the next step
-            fault["step"] = watch.step
-            fault["time"] = time.monotonic()
-            pid = inject()
-            if kind == "stop-ps":
-                time.sleep(stop_s)
-                os.kill(pid, signal.SIGCONT)
-                fault["resumed"] = time.monotonic()
+    def run(self) -> None:
+        import nbflow as tf
 
-        thread = threading.Thread(target=injector, daemon=True)
-        thread.start()
-        failure: BaseException | None = None
-        try:
-            _train(tf, cluster.target, checkpoints, watch, seed)
-        except Exception as e:  # noqa: BLE001 - recorded: the trial did not recover
-            failure = e
-            fault.setdefault("failed", time.monotonic())
-        if kind == "kill-external-scheduler" and "time" in fault:
-            assert external is not None
-            record.gave_up = failure is not None
-            cluster.close()
-            external.stop()
-            external.start()  # the operator restarts the cluster on the same address
-            cluster = external.connect()
+        train_log = logging.getLogger("nbflow.train")
+        train_log.addHandler(self.errors)
+        train_log.setLevel(logging.INFO)
+        with _cluster_for(self.kind, self.directory, self.gateway) as (cluster, inject, external):
+            if self.kind in ("kill-worker", "kill-ps", "stop-ps"):
+                self.stage = "probing with unauthenticated peers"
+                self.peer_refused = _peers_refused(cluster, self.directory)
+            self.scheduler = str(cluster.client.scheduler.address)
+            self.window = _health_window(cluster)
+            thread = threading.Thread(target=self._inject, args=(inject,), daemon=True)
+            thread.start()
+            self.stage = "training"
             try:
-                _train(tf, cluster.target, checkpoints, watch, seed)
-                failure_after = None
-            except Exception as e:  # noqa: BLE001 - recorded
-                failure_after = e
-            cluster.close()
-            if failure_after is not None:
-                failure = failure_after
-                record.gave_up = False
-        thread.join(timeout=stop_s + 5)
-    train_log.removeHandler(errors_seen)
+                _train(tf, cluster.target, self.checkpoints, self.watch, self.seed)
+                self.finished = True
+            except Exception as e:  # noqa: BLE001 - recorded: the trial did not recover
+                self.failure, self.failed_at = e, time.monotonic()
+            if external is not None and "time" in self.fault:
+                self.gave_up = self.failure is not None
+                self.stage = "restarting the external cluster on the same address"
+                cluster.close()
+                external.stop()
+                external.start()
+                cluster = external.connect()
+                self.stage = "training on the restarted external cluster"
+                self.finished = False
+                try:
+                    _train(tf, cluster.target, self.checkpoints, self.watch, self.seed)
+                    self.finished = True
+                except Exception as e:  # noqa: BLE001 - recorded
+                    self.failure, self.failed_at = e, time.monotonic()
+                    self.gave_up = False
+                cluster.close()
+            thread.join(timeout=self.stop_s + 5)
+        train_log.removeHandler(self.errors)
+        self.stage = "done"
 
-    if "time" not in fault:
-        record.note = f"the fault was never injected (stopped at step {watch.step})"
-        record.error_class = type(failure).__name__ if failure else ""
-        record.error = str(failure or "")[:300]
+    def _inject(self, inject: Any) -> None:
+        if not self.watch.reached.wait(LAST_STEP * 5):
+            return
+        time.sleep(self.rng.uniform(0.0, 0.05))  # somewhere in or after the next step
+        self.fault["step"] = self.watch.step
+        self.fault["time"] = time.monotonic()
+        pid = inject()
+        if self.kind == "stop-ps":
+            time.sleep(self.stop_s)
+            os.kill(pid, signal.SIGCONT)
+            self.fault["resumed"] = time.monotonic()
+
+    def record(self) -> Trial:
+        """What the trial shows so far (see the module docstring)."""
+        from nbflow import errors
+
+        import nbflow as tf
+
+        record = Trial(self.kind, self.seed, duration_s=time.monotonic() - self.start)
+        record.peer_refused = self.peer_refused
+        record.sessions = len(self.watch.sessions)
+        record.final_step = self.watch.step
+        if self.stage != "done":
+            record.note = f"still {self.stage} at the trial's deadline"
+        failure = self.failure
+        if "time" not in self.fault:
+            record.note = f"no fault injected (step {self.watch.step}); {record.note}".strip("; ")
+            record.error_class = type(failure).__name__ if failure else ""
+            record.error = str(failure or "")[:300]
+            return record
+        t0 = self.fault["time"]
+        record.fault_step = int(self.fault["step"])
+        seen = [(t, e) for t, e in self.errors.seen if t >= t0]
+        if failure is not None and self.failed_at is not None:
+            seen.append((self.failed_at, failure))
+        first = min(seen, key=lambda te: te[0]) if seen else None
+        if first is not None:
+            record.detect_s = first[0] - t0
+            record.error_class = type(first[1]).__name__
+            record.error = str(first[1])[:300]
+            classes = sorted({type(e).__name__ for _, e in seen})
+            if len(seen) > 1:
+                record.note = f"{len(seen)} errors after the fault ({', '.join(classes)}); " + (
+                    record.note
+                )
+        if failure is not None:
+            record.note += f"; ended by {type(failure).__name__}: {str(failure)[:200]}"
+        record.note = record.note.strip("; ")
+        new_sessions = [s for s in self.watch.sessions if s[0] >= t0]
+        record.restored_steps = [restored for _, restored, _ in new_sessions]
+        if new_sessions:
+            record.steps_lost = record.fault_step - new_sessions[0][1]
+        after = first[0] if first is not None else t0
+        successes = [t for t in self.watch.successes if t > after]
+        if successes and first is not None:
+            record.recover_s = successes[0] - t0
+        from_checkpoint = all(restored == ckpt for _, restored, ckpt in new_sessions)
+        latest = tf.train.latest_checkpoint(self.checkpoints) or ""
+        done = self.finished and self.watch.step >= LAST_STEP
+        record.recovered = (
+            done and from_checkpoint and bool(new_sessions) and latest.endswith(f"-{LAST_STEP}")
+        )
+        if self.kind == "stop-ps":
+            record.aborted_in_window = (
+                first is not None
+                and isinstance(first[1], errors.UnavailableError)
+                and first[0] - t0 <= self.window
+            )
+            if first is None and done:
+                record.recovered = True  # nothing failed, so nothing to restore: not the target
+                record.note = f"no step failed in the {self.stop_s:g} s stop; " + record.note
+        if self.kind in ("kill-scheduler", "kill-external-scheduler") and first is not None:
+            host = self.scheduler.split("://", 1)[-1]
+            record.names_scheduler = isinstance(first[1], errors.UnavailableError) and (
+                host in str(first[1])
+            )
+            record.gave_up = self.gave_up
         return record
-    t0 = fault["time"]
-    record.fault_step = int(fault["step"])
-    after = [(t, e) for t, e in errors_seen.seen if t >= t0]
-    first_error = after[0] if after else None
-    if kind == "kill-external-scheduler" and failure is not None and record.gave_up is False:
-        first_error = first_error or (fault["failed"], failure)
-    elif failure is not None and first_error is None:
-        first_error = (fault["failed"], failure)
-    if first_error is not None:
-        record.detect_s = first_error[0] - t0
-        record.error_class = type(first_error[1]).__name__
-        record.error = str(first_error[1])[:300]
-    if failure is not None and (first_error is None or failure is not first_error[1]):
-        record.note = f"ended by {type(failure).__name__}: {str(failure)[:200]}"
-    new_sessions = [s for s in watch.sessions if s[0] >= t0]
-    record.sessions = len(watch.sessions)
-    record.restored_steps = [restored for _, restored, _ in new_sessions]
-    if new_sessions:
-        record.steps_lost = record.fault_step - new_sessions[0][1]
-    successes = [t for t in watch.successes if t > (first_error[0] if first_error else t0)]
-    if successes and first_error is not None:
-        record.recover_s = successes[0] - t0
-    record.final_step = watch.step
-    from_checkpoint = all(restored == ckpt for _, restored, ckpt in new_sessions)
-    finished = watch.step >= LAST_STEP and failure is None
-    latest = tf.train.latest_checkpoint(checkpoints) or ""
-    record.recovered = (
-        finished and from_checkpoint and bool(new_sessions) and latest.endswith(f"-{LAST_STEP}")
-    )
-    if kind == "stop-ps":
-        record.aborted_in_window = (
-            first_error is not None
-            and isinstance(first_error[1], errors.UnavailableError)
-            and record.detect_s is not None
-            and record.detect_s <= window
-        )
-        if first_error is None:
-            record.note = (
-                f"no step failed: the step in flight waited out the {stop_s:g} s stop "
-                + record.note
-            ).strip()
-            record.recovered = finished  # nothing to restore, but not the target either
-    if kind in ("kill-scheduler", "kill-external-scheduler") and first_error is not None:
-        host = scheduler.split("://", 1)[-1]
-        record.names_scheduler = isinstance(first_error[1], errors.UnavailableError) and (
-            host in str(first_error[1])
-        )
-    record.duration_s = time.monotonic() - start
-    return record
 
 
-def child(kind: str, seed: int, directory: str, gateway: str, stop_s: float) -> None:
+def child(
+    kind: str, seed: int, directory: str, gateway: str, stop_s: float, seconds: float
+) -> None:
+    """Run one trial and print its record as one JSON line; at ``seconds`` print what it shows
+    so far and exit, whatever is still running."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)  # the trial's log file
-    record = run_trial(kind, seed, directory, json.loads(gateway) if gateway else None, stop_s)
-    print("RESULT " + json.dumps(asdict(record)), flush=True)
-    sys.stdout.flush()
-    os._exit(0)  # leave no worker processes behind waiting on a clean shutdown
+    trial = TrialRun(kind, seed, directory, json.loads(gateway) if gateway else None, stop_s)
+    printed = threading.Lock()
+
+    def report() -> None:
+        if printed.acquire(blocking=False):
+            print("RESULT " + json.dumps(asdict(trial.record())), flush=True)
+            os._exit(0)  # leave no worker process behind waiting on a clean shutdown
+
+    timer = threading.Timer(seconds, report)
+    timer.daemon = True
+    timer.start()
+    try:
+        trial.run()
+    except Exception:  # noqa: BLE001 - making or closing the cluster failed: in the log
+        logging.exception("trial %s %d failed outside training", kind, seed)
+    report()
 
 
 # --- the parent: trials, gateway server, summary -------------------------------------------------
@@ -574,7 +618,7 @@ def run_in_child(
     with open(log_path, "w") as log:  # the child's stderr: its log
         proc = subprocess.Popen(
             [sys.executable, "-m", "bench.fault_trials", "--child", kind, str(seed), directory]
-            + [json.dumps(gateway) if gateway else "", str(stop_s)],
+            + [json.dumps(gateway) if gateway else "", str(stop_s), str(seconds)],
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,
@@ -582,7 +626,7 @@ def run_in_child(
             start_new_session=True,
         )
         try:
-            out, _ = proc.communicate(timeout=seconds)
+            out, _ = proc.communicate(timeout=seconds + 30)  # the child reports at `seconds`
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
@@ -686,11 +730,13 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60, help="time limit per trial")
     parser.add_argument("--stop-seconds", type=float, default=20, help="how long stop-ps stops")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--child", nargs=5, metavar=("KIND", "SEED", "DIR", "GATEWAY", "STOP_S"))
+    parser.add_argument(
+        "--child", nargs=6, metavar=("KIND", "SEED", "DIR", "GATEWAY", "STOP_S", "SECONDS")
+    )
     args = parser.parse_args()
     if args.child:
-        kind, seed, directory, gateway, stop_s = args.child
-        child(kind, int(seed), directory, gateway, float(stop_s))
+        kind, seed, directory, gateway, stop_s, seconds = args.child
+        child(kind, int(seed), directory, gateway, float(stop_s), float(seconds))
         return 0
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     unknown = sorted(set(kinds) - set(KINDS))
