@@ -27,16 +27,22 @@ measuring TLS's cost or a machine with no other users). ``from_address``/``from_
 ``from_gateway`` use the security the user's cluster has and warn once per scheduler when it
 has none.
 
-Health: ``check_health`` pings every task's worker; a background thread does so periodically.
-``ensure_tasks`` recreates tasks whose worker died (the nanny restarts the process, Dask
-re-installs the plugin) on a live worker, bumping ``generation`` so sessions re-register their
-subgraphs. State does not survive a lost task: checkpoints restore it (OSDI §4.3).
+Health: ``check_health`` pings every task's worker; a background thread does so every
+``health_interval`` seconds. A worker that does not answer within ``health_timeout`` (a dead
+process, or one stopped or stalled) makes its tasks lost, and every step in flight on a lost
+task is cancelled at once with ``UnavailableError`` naming the task and its Dask worker
+(``watch_step``), so a stalled task costs a step at most ``health_interval + health_timeout``
+(4 s by default), not the stall. ``ensure_tasks`` recreates tasks whose worker died (the nanny
+restarts the process, Dask re-installs the plugin) on a live worker, bumping ``generation`` so
+sessions re-register their subgraphs. State does not survive a lost task: checkpoints restore
+it (OSDI §4.3).
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
+import itertools
 import threading
 import time
 import warnings
@@ -48,6 +54,7 @@ from distributed.security import Security
 
 from nbflow import errors
 from nbflow.devices.device import Device
+from nbflow.framework.op_def import CancellationManager
 from nbflow.distributed.channel import Channels
 from nbflow.distributed.plugin import PLUGIN_NAME, NbflowPlugin
 from nbflow.train.server_lib import ClusterSpec
@@ -91,6 +98,7 @@ class Cluster:
         gateway: Any = None,
         owns: bool = False,
         health_interval: float | None = 2.0,
+        health_timeout: float = 2.0,
     ):
         self.client = client
         self.channels = Channels(client.connection_args)  # steps' own connections to tasks
@@ -102,6 +110,9 @@ class Cluster:
         self._lock = threading.RLock()
         self._closed = False
         self._stop = threading.Event()
+        self._health_timeout = health_timeout
+        self._steps: dict[int, tuple[frozenset[str], CancellationManager]] = {}
+        self._step_tokens = itertools.count(1)
         client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
         self._load_directory()
         with _clusters_lock:
@@ -124,6 +135,7 @@ class Cluster:
         security: Security | bool | None = True,
         spec: Any = None,
         health_interval: float | None = 2.0,
+        health_timeout: float = 2.0,
         **kwargs: Any,
     ) -> Cluster:
         """An embedded ``LocalCluster`` of worker processes on 127.0.0.1 (``kwargs`` go to
@@ -152,7 +164,13 @@ class Cluster:
         options.update(kwargs)
         dask_cluster = LocalCluster(**options)
         client = Client(dask_cluster, security=security or None)
-        cluster = cls(client, dask_cluster=dask_cluster, owns=True, health_interval=health_interval)
+        cluster = cls(
+            client,
+            dask_cluster=dask_cluster,
+            owns=True,
+            health_interval=health_interval,
+            health_timeout=health_timeout,
+        )
         if spec is not None:
             cluster.create_tasks(spec)
         return cluster
@@ -320,7 +338,7 @@ class Cluster:
         deadline = time.monotonic() + timeout
         while True:
             workers = sorted(_scheduler_workers(self.client))
-            replies = self._ping(workers, timeout=5.0)
+            replies = self._ping(workers, timeout=max(self._health_timeout, 2.0))
             live = [w for w in workers if replies.get(w) is not None]
             if live:
                 return live
@@ -345,10 +363,11 @@ class Cluster:
         return dict(zip(addresses, self.client.sync(all_of)))
 
     def check_health(self) -> dict[str, bool]:
-        """Ping every task; mark each healthy when its worker answers and still hosts it."""
+        """Ping every task; mark each healthy when its worker answers within the health
+        timeout and still hosts it. Steps in flight on a task found lost are aborted."""
         with self._lock:
             tasks = list(self.tasks.values())
-        replies = self._ping(sorted({t.address for t in tasks}))
+        replies = self._ping(sorted({t.address for t in tasks}), timeout=self._health_timeout)
         now = time.time()
         for t in tasks:
             reply = replies.get(t.address)
@@ -356,7 +375,31 @@ class Cluster:
             t.healthy = hosted == t.incarnation
             if t.healthy:
                 t.last_seen = now
+            else:
+                self._abort_steps_on(t, "did not answer" if reply is None else "lost its task")
         return {t.name: t.healthy for t in tasks}
+
+    # --- steps in flight -----------------------------------------------------------------------
+    def watch_step(self, tasks: list[str], cancellation: CancellationManager) -> int:
+        """Watch a step running on ``tasks``: if the health check finds one of them lost, the
+        step is cancelled with ``UnavailableError`` (``unwatch_step`` when it ends)."""
+        token = next(self._step_tokens)
+        self._steps[token] = (frozenset(tasks), cancellation)
+        return token
+
+    def unwatch_step(self, token: int) -> None:
+        self._steps.pop(token, None)
+
+    def _abort_steps_on(self, task: TaskInfo, why: str) -> None:
+        error = errors.UnavailableError(
+            None,
+            None,
+            f"Task {task.name} failed its health check: its Dask worker {task.address} {why} "
+            f"(pid {task.pid}, timeout {self._health_timeout:g} s); the step was aborted",
+        )
+        for names, cancellation in list(self._steps.values()):
+            if task.name in names:
+                cancellation.cancel(error)
 
     def ensure_tasks(self, timeout: float = 60) -> list[str]:
         """Recreate lost tasks on live workers; returns the names recreated."""

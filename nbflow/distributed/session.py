@@ -169,32 +169,19 @@ class DistributedSession(Session):
         start = time.perf_counter()
         step_id = ctx.step_id
         timeout = None if deadline is None else max(0.001, deadline - time.monotonic())
-        routes = self._cluster.routes()
-        cancellation = ctx.cancellation
-
-        def cancel() -> None:  # close() or a deadline elsewhere: abort the step on the tasks
-            reason = cancellation.reason()
-            cause = reason if isinstance(reason, errors.OpError) else _closed(reason)
-            try:
-                self._cluster.client.sync(self._abort, step_id, shares, routes, cause)
-            except Exception:  # noqa: BLE001 - the cluster is gone: nothing left to cancel
-                pass
-
-        token = cancellation.register(cancel)
-        if token is None:
-            raise cancellation.reason()
+        watch = self._cluster.watch_step([s.task for s in shares], ctx.cancellation)
         try:
             if self.direct:
                 channels = self._cluster.channels
                 replies = channels.run(
-                    self._run_async(shares, step_id, feeds, timeout, channels.call)
+                    self._run_async(shares, step_id, feeds, timeout, channels.call, ctx)
                 )
             else:
                 replies = self._cluster.client.sync(
-                    self._run_async, shares, step_id, feeds, timeout, self._rpc_call
+                    self._run_async, shares, step_id, feeds, timeout, self._rpc_call, ctx
                 )
         finally:
-            cancellation.deregister(token)
+            self._cluster.unwatch_step(watch)
         results: list[Any] = [None] * compiled.num_fetches
         slowest = (0.0, 0.0)
         tasks = {}
@@ -218,8 +205,26 @@ class DistributedSession(Session):
         return await getattr(self._cluster.client.rpc(address), kwargs.pop("op"))(**kwargs)
 
     async def _run_async(
-        self, shares: list[TaskShare], step_id: int, feeds: tuple, timeout: float | None, call: Call
+        self,
+        shares: list[TaskShare],
+        step_id: int,
+        feeds: tuple,
+        timeout: float | None,
+        call: Call,
+        ctx: KernelContext,
     ) -> list[dict]:
+        """Send the step to its tasks and gather their replies. The first failure aborts the
+        step on the tasks still running; so does the step's cancellation (``close()``, or the
+        health check finding one of its tasks lost), which wakes this loop from any thread."""
+        loop = asyncio.get_running_loop()
+        cancelled: asyncio.Future = loop.create_future()
+
+        def wake() -> None:  # any thread: close(), the health check
+            loop.call_soon_threadsafe(lambda: cancelled.done() or cancelled.set_result(None))
+
+        token = ctx.cancellation.register(wake)
+        if token is None:
+            raise _cancelled(ctx.cancellation.reason())
         routes = self._cluster.routes()
         calls = {}
         for share in shares:
@@ -236,42 +241,47 @@ class DistributedSession(Session):
         failures: list[errors.OpError] = []
         pending = set(calls)
         deadline = None if timeout is None else time.monotonic() + timeout
-        while pending:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            done, pending = await asyncio.wait(
-                pending, timeout=wait, return_when=asyncio.FIRST_COMPLETED
-            )
-            if not done:
-                failures.append(
-                    errors.DeadlineExceededError(
-                        None, None, f"Timed out after {timeout:.3f} s waiting for the step"
-                    )
+        try:
+            while pending and not failures:
+                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+                done, _ = await asyncio.wait(
+                    pending | {cancelled}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
                 )
-                await self._abort(step_id, [calls[f] for f in pending], routes, failures[0], call)
-                for f in pending:
-                    f.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                break
-            for future in done:
-                share = calls[future]
-                try:
-                    reply = future.result()
-                except Exception as exc:  # noqa: BLE001 - the task's worker is unreachable
-                    error: errors.OpError = _unavailable(share.task, routes[share.task], exc)
-                else:
+                if not done:
+                    failures.append(
+                        errors.DeadlineExceededError(
+                            None, None, f"Timed out after {timeout:.3f} s waiting for the step"
+                        )
+                    )
+                elif cancelled in done:
+                    failures.append(_cancelled(ctx.cancellation.reason()))
+                for future in done - {cancelled}:
+                    pending.discard(future)
+                    share = calls[future]
+                    try:
+                        reply = future.result()
+                    except Exception as exc:  # noqa: BLE001 - the task's worker is unreachable
+                        failures.append(_unavailable(share.task, routes[share.task], exc))
+                        continue
                     if reply.get("status") == "ok":
                         replies[share.task] = reply
-                        continue
-                    kind = getattr(errors, reply["error"], errors.InternalError)
-                    error = kind(None, None, reply["message"])
-                first = not failures
-                failures.append(error)
-                if first:
-                    await self._abort(step_id, [calls[f] for f in pending], routes, error, call)
+                    else:
+                        kind = getattr(errors, reply["error"], errors.InternalError)
+                        failures.append(kind(None, None, reply["message"]))
+            if failures:
+                # Abort the step where it still runs, except on tasks known lost (a stalled
+                # process answers nothing); their calls are dropped with their connections.
+                lost = set(self._cluster.lost_tasks([calls[f].task for f in pending]))
+                live = [calls[f] for f in pending if calls[f].task not in lost]
+                await self._abort(step_id, live, routes, failures[0], call)
+                for future in pending:
+                    future.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+        finally:
+            ctx.cancellation.deregister(token)
         if failures:
             raise next(
-                (e for e in failures if not isinstance(e, (errors.CancelledError,))),
-                failures[0],
+                (e for e in failures if not isinstance(e, errors.CancelledError)), failures[0]
             )
         return [replies[s.task] for s in shares]
 
@@ -308,7 +318,10 @@ def _unavailable(task: str, address: str, exc: BaseException) -> errors.OpError:
     )
 
 
-def _closed(reason: BaseException) -> errors.OpError:
+def _cancelled(reason: BaseException) -> errors.OpError:
+    """The error of a cancelled step: the one it was cancelled with, else ``CancelledError``."""
+    if isinstance(reason, errors.OpError):
+        return reason
     return errors.CancelledError(None, None, f"Step cancelled: {reason}")
 
 

@@ -11,11 +11,18 @@ there is one, else runs the init op. Every ``run`` gathers the hooks' extra fetc
 runs once, and hands each hook its results. When ``run`` fails with AbortedError or
 UnavailableError (a lost worker or parameter server), the session is closed and recreated, which
 restores the latest checkpoint, and the step is retried (OSDI §4.3).
+
+Recovery is bounded, unlike TensorFlow's endless loop: a failure that recurs
+(``RECOVERY_ATTEMPTS`` recoveries in a row with no successful step between them, e.g. a Dask
+scheduler that is gone for good) waits ``RECOVERY_BACKOFF_S`` seconds before the first retry,
+twice as long before each next one (at most ``RECOVERY_BACKOFF_MAX_S``), and then raises the
+last error. A step that succeeds resets the count.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 from collections.abc import Callable, Sequence
 
@@ -221,6 +228,9 @@ class StepContext:
 
 
 _RECOVERABLE = (errors.AbortedError, errors.UnavailableError)
+RECOVERY_ATTEMPTS = 8  # recoveries in a row, with no step between them, before giving up
+RECOVERY_BACKOFF_S = 0.25  # the wait before the second of them; doubled each time after
+RECOVERY_BACKOFF_MAX_S = 8.0
 
 
 class _MonitoredSession:
@@ -242,6 +252,7 @@ class _MonitoredSession:
         self._stop_requested = False
         self._closed = False
         self._sess: Any = None
+        self._failures = 0  # recoverable failures since the last successful step
         self._create_session()
 
     @property
@@ -258,8 +269,18 @@ class _MonitoredSession:
                     if not self._should_recover:
                         raise
                     _log.info("An error was raised while a session was being created: %s", e)
+                    self._back_off(e)
             for hook in self._hooks:
                 hook.after_create_session(self._sess, None)
+
+    def _back_off(self, error: errors.OpError) -> None:
+        """Count a recoverable failure; wait before the next attempt, or give up (raise)."""
+        self._failures += 1
+        if self._failures > RECOVERY_ATTEMPTS:
+            _log.error("Giving up after %d recovery attempts in a row", RECOVERY_ATTEMPTS)
+            raise error
+        if self._failures > 1:
+            time.sleep(min(RECOVERY_BACKOFF_MAX_S, RECOVERY_BACKOFF_S * 2 ** (self._failures - 2)))
 
     def run(
         self,
@@ -273,7 +294,9 @@ class _MonitoredSession:
             raise RuntimeError("Run called even after should_stop requested.")
         while True:
             try:
-                return self._run_with_hooks(fetches, feed_dict, options, run_metadata)
+                outputs = self._run_with_hooks(fetches, feed_dict, options, run_metadata)
+                self._failures = 0
+                return outputs
             except _RECOVERABLE as e:
                 if not self._should_recover:
                     raise
@@ -284,6 +307,7 @@ class _MonitoredSession:
                     e,
                 )
                 self._close_session()
+                self._back_off(e)
                 self._create_session()
 
     def _run_with_hooks(

@@ -2,6 +2,7 @@
 
 import io
 import logging
+import time
 
 import numpy as np
 import pytest
@@ -177,3 +178,49 @@ def test_checkpoint_saver_listener_sees_every_save(tmp_path):
     with tf.train.MonitoredSession(hooks=[hook, tf.train.StopAtStepHook(last_step=5)]) as sess:
         _train(sess, train_op)
     assert Listener.steps == [0, 2, 4, 5]
+
+
+class _FlakyCreator:
+    """Makes sessions whose first ``failing`` runs raise UnavailableError (a lost task)."""
+
+    def __init__(self, failing: int, fail_creation: bool = False):
+        self.failing = failing
+        self.fail_creation = fail_creation
+        self.created = 0
+        self.runs = 0
+
+    def create_session(self):
+        self.created += 1
+        if self.fail_creation and self.created > 1:
+            raise errors.UnavailableError(None, None, "The Dask scheduler tcp://x is gone")
+        creator = self
+
+        class Flaky(tf.Session):
+            def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+                creator.runs += 1
+                if creator.runs <= creator.failing:
+                    raise errors.UnavailableError(None, None, f"lost task, run {creator.runs}")
+                return super().run(fetches, feed_dict, options, run_metadata)
+
+        return Flaky()
+
+
+def test_recovery_retries_with_back_off_then_gives_up(monkeypatch):
+    from nbflow.train import monitored_session
+
+    monkeypatch.setattr(monitored_session, "RECOVERY_BACKOFF_S", 0.01)
+    c = tf.constant(3.0)
+    # Three failures in a row: three new sessions (waiting 0.01 s, then 0.02 s), then it runs.
+    creator = _FlakyCreator(failing=3)
+    with tf.train.MonitoredSession(session_creator=creator) as sess:
+        assert sess.run(c) == 3.0
+    assert creator.created == 4
+    # A failure that never ends (the scheduler is gone for good) is raised after the bound,
+    # having waited 0.01 + 0.02 + ... + 0.64 s between the attempts.
+    creator = _FlakyCreator(failing=1, fail_creation=True)
+    start = time.monotonic()
+    with pytest.raises(errors.UnavailableError, match="scheduler"):
+        with tf.train.MonitoredSession(session_creator=creator) as sess:
+            sess.run(c)
+    assert creator.created == 1 + monitored_session.RECOVERY_ATTEMPTS
+    assert time.monotonic() - start >= 0.01 * (2 ** (monitored_session.RECOVERY_ATTEMPTS - 1) - 1)
