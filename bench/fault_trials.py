@@ -77,8 +77,10 @@ import numpy as np
 KINDS = ("kill-worker", "kill-ps", "stop-ps", "kill-scheduler", "kill-external-scheduler")
 SPEC = {"ps": 1, "worker": 1}
 HEALTH_INTERVAL = 0.5
-HEALTH_TIMEOUT = 1.0  # passed where Cluster takes a health_timeout
+HEALTH_TIMEOUT = 1.0
+HEALTH = {"health_interval": HEALTH_INTERVAL, "health_timeout": HEALTH_TIMEOUT}
 DETECT_SLACK = 1.0  # seconds a loaded machine may add to the detection window
+WINDOW = HEALTH_INTERVAL + HEALTH_TIMEOUT + DETECT_SLACK  # a stalled task's step must fail by then
 LAST_STEP = 40
 CHECKPOINT_EVERY = 5
 LOG_LINES = 25  # of a trial's log kept in the results when it missed a target
@@ -106,6 +108,7 @@ class Trial:
     names_scheduler: bool | None = None  # scheduler kinds only
     gave_up: bool | None = None  # kill-external-scheduler: MonitoredSession stopped retrying
     peer_refused: bool | None = None  # Cluster.local kinds: unauthenticated peers refused
+    setup_s: float | None = None  # making the cluster (and probing it)
     duration_s: float = 0.0
     note: str = ""
     log_tail: list[str] = field(default_factory=list)  # the child's last log lines, if missed
@@ -195,17 +198,7 @@ def _train(tf: Any, target: str, directory: str, watch: _Watch, seed: int) -> fl
 def _local_cluster() -> Any:
     from nbflow.distributed import Cluster
 
-    options: dict[str, Any] = dict(
-        n_workers=2, memory_limit="1GiB", spec=SPEC, health_interval=HEALTH_INTERVAL
-    )
-    if "health_timeout" in Cluster.local.__code__.co_varnames:
-        options["health_timeout"] = HEALTH_TIMEOUT
-    return Cluster.local(**options)
-
-
-def _health_window(cluster: Any) -> float:
-    timeout = getattr(cluster, "health_timeout", None) or 2.0  # check_health's ping timeout
-    return HEALTH_INTERVAL + float(timeout) + DETECT_SLACK
+    return Cluster.local(n_workers=2, memory_limit="1GiB", spec=SPEC, **HEALTH)
 
 
 async def _send_pickle(address: str, marker: str, connection_args: dict) -> None:
@@ -324,9 +317,7 @@ class _ExternalCluster:
                     raise
                 time.sleep(0.2)
         client.close()
-        return Cluster.from_address(
-            self.address, security=self.security, spec=SPEC, health_interval=HEALTH_INTERVAL
-        )
+        return Cluster.from_address(self.address, security=self.security, spec=SPEC, **HEALTH)
 
     def stop(self) -> None:
         for p in self.processes:
@@ -379,7 +370,7 @@ def _cluster_for(
             proxy_address=gateway["proxy"],
             n_workers=2,
             spec=SPEC,
-            health_interval=HEALTH_INTERVAL,
+            **HEALTH,
         )
         try:
             pid = _scheduler_pid(gateway["pid"], cluster.dask_cluster.name)
@@ -419,8 +410,8 @@ class TrialRun:
         self.gave_up: bool | None = None
         self.peer_refused: bool | None = None
         self.scheduler = ""
-        self.window = 0.0
         self.stage = "making the cluster"
+        self.setup_s: float | None = None
 
     def run(self) -> None:
         import nbflow as tf
@@ -433,7 +424,7 @@ class TrialRun:
                 self.stage = "probing with unauthenticated peers"
                 self.peer_refused = _peers_refused(cluster, self.directory)
             self.scheduler = str(cluster.client.scheduler.address)
-            self.window = _health_window(cluster)
+            self.setup_s = time.monotonic() - self.start
             thread = threading.Thread(target=self._inject, args=(inject,), daemon=True)
             thread.start()
             self.stage = "training"
@@ -482,6 +473,7 @@ class TrialRun:
 
         record = Trial(self.kind, self.seed, duration_s=time.monotonic() - self.start)
         record.peer_refused = self.peer_refused
+        record.setup_s = self.setup_s
         record.sessions = len(self.watch.sessions)
         record.final_step = self.watch.step
         if self.stage != "done":
@@ -528,7 +520,7 @@ class TrialRun:
             record.aborted_in_window = (
                 first is not None
                 and isinstance(first[1], errors.UnavailableError)
-                and first[0] - t0 <= self.window
+                and first[0] - t0 <= WINDOW
             )
             if first is None and done:
                 record.recovered = True  # nothing failed, so nothing to restore: not the target
@@ -730,6 +722,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60, help="time limit per trial")
     parser.add_argument("--stop-seconds", type=float, default=20, help="how long stop-ps stops")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes")
     parser.add_argument(
         "--child", nargs=6, metavar=("KIND", "SEED", "DIR", "GATEWAY", "STOP_S", "SECONDS")
     )
@@ -769,17 +762,18 @@ def main() -> int:
     print("\n".join(lines))
     for line in missed:
         print("MISSED", line)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
         json.dumps(
             {
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
                 "machine": machine,
-                "arguments": {k: v for k, v in vars(args).items() if k != "child"},
+                "arguments": {k: str(v) for k, v in vars(args).items() if k != "child"},
                 "constants": {
                     "health_interval": HEALTH_INTERVAL,
                     "health_timeout": HEALTH_TIMEOUT,
                     "detect_slack": DETECT_SLACK,
+                    "detection_window": WINDOW,
                     "last_step": LAST_STEP,
                     "checkpoint_every": CHECKPOINT_EVERY,
                 },
@@ -789,7 +783,7 @@ def main() -> int:
             indent=1,
         )
     )
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    print(f"wrote {args.out}")
     return 1 if missed else 0
 
 
