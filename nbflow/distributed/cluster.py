@@ -41,11 +41,13 @@ it (OSDI §4.3).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import itertools
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -99,12 +101,16 @@ class Cluster:
         owns: bool = False,
         health_interval: float | None = 2.0,
         health_timeout: float = 2.0,
+        remake: Callable[[], tuple[Client, Any]] | None = None,
     ):
         self.client = client
         self.channels = Channels(client.connection_args)  # steps' own connections to tasks
         self.dask_cluster = dask_cluster
         self.gateway = gateway
         self._owns = owns
+        self._remake = remake  # how nbflow made this Dask cluster: a new (client, cluster)
+        self._target = _target_of(client)  # kept when the Dask cluster is made anew
+        self._scheduler = str(client.scheduler.address)
         self.tasks: dict[str, TaskInfo] = {}
         self.generation = 0
         self._lock = threading.RLock()
@@ -116,7 +122,7 @@ class Cluster:
         client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
         self._load_directory()
         with _clusters_lock:
-            _clusters[self.target] = self
+            _clusters[self._target] = self
         self._health_thread: threading.Thread | None = None
         if health_interval:
             self._health_thread = threading.Thread(
@@ -162,14 +168,19 @@ class Cluster:
         if security is not False:
             options.update(security=security, protocol="tls://")
         options.update(kwargs)
-        dask_cluster = LocalCluster(**options)
-        client = Client(dask_cluster, security=security or None)
+
+        def make() -> tuple[Client, Any]:
+            dask_cluster = LocalCluster(**options)
+            return Client(dask_cluster, security=security or None), dask_cluster
+
+        client, dask_cluster = make()
         cluster = cls(
             client,
             dask_cluster=dask_cluster,
             owns=True,
             health_interval=health_interval,
             health_timeout=health_timeout,
+            remake=make,
         )
         if spec is not None:
             cluster.create_tasks(spec)
@@ -218,19 +229,32 @@ class Cluster:
         from dask_gateway import Gateway
 
         gateway = Gateway(address, proxy_address=proxy_address, auth=auth)
-        gateway_cluster = (
-            gateway.new_cluster(cluster_options) if cluster_options else gateway.new_cluster()
-        )
+
+        def make() -> tuple[Client, Any]:
+            gateway_cluster = (
+                gateway.new_cluster(cluster_options) if cluster_options else gateway.new_cluster()
+            )
+            try:
+                gateway_cluster.scale(n_workers)
+                client = gateway_cluster.get_client(set_as_default=False)  # the gateway's TLS
+                _warn_if_insecure(client, None)
+                client.wait_for_workers(n_workers, timeout=timeout)
+            except BaseException:
+                gateway_cluster.shutdown()
+                raise
+            return client, gateway_cluster
+
         try:
-            gateway_cluster.scale(n_workers)
-            client = gateway_cluster.get_client(set_as_default=False)  # the gateway's TLS
-            _warn_if_insecure(client, None)
-            client.wait_for_workers(n_workers, timeout=timeout)
+            client, gateway_cluster = make()
             cluster = cls(
-                client, dask_cluster=gateway_cluster, gateway=gateway, owns=True, **kwargs
+                client,
+                dask_cluster=gateway_cluster,
+                gateway=gateway,
+                owns=True,
+                remake=make,
+                **kwargs,
             )
         except BaseException:
-            gateway_cluster.shutdown()
             gateway.close()
             raise
         if spec is not None:
@@ -261,8 +285,28 @@ class Cluster:
 
     @property
     def target(self) -> str:
-        """The ``tf.Session`` target: ``nbflow://`` and the scheduler address."""
-        return _target_of(self.client)
+        """The ``tf.Session`` target: ``nbflow://`` and the (first) scheduler's address."""
+        return self._target
+
+    @property
+    def scheduler_lost(self) -> bool:
+        """True while the client has no connection to its scheduler (it died, or the network
+        between them). Dask has no scheduler fail-over: the workers close with it."""
+        return not self._closed and self.client.status not in ("running", "newly-created")
+
+    def scheduler_error(self) -> errors.OpError:
+        """The error of a step or session that needs the lost scheduler."""
+        return errors.UnavailableError(
+            None,
+            None,
+            f"The Dask scheduler {self._scheduler} is unreachable: its connection closed, and "
+            "its workers, with the nbflow tasks on them, close without it"
+            + (
+                "; a new session makes a new cluster (this one nbflow created)"
+                if self._remake is not None
+                else "; restart the scheduler and its workers, then make a new session"
+            ),
+        )
 
     @property
     def security(self) -> Security:
@@ -367,6 +411,11 @@ class Cluster:
         timeout and still hosts it. Steps in flight on a task found lost are aborted."""
         with self._lock:
             tasks = list(self.tasks.values())
+        if self.scheduler_lost:
+            for t in tasks:
+                t.healthy = False
+            self._abort_steps(lambda names: True, self.scheduler_error())
+            return {t.name: False for t in tasks}
         replies = self._ping(sorted({t.address for t in tasks}), timeout=self._health_timeout)
         now = time.time()
         for t in tasks:
@@ -397,13 +446,22 @@ class Cluster:
             f"Task {task.name} failed its health check: its Dask worker {task.address} {why} "
             f"(pid {task.pid}, timeout {self._health_timeout:g} s); the step was aborted",
         )
+        self._abort_steps(lambda names: task.name in names, error)
+
+    def _abort_steps(self, involved: Callable[[frozenset[str]], bool], error: Exception) -> None:
         for names, cancellation in list(self._steps.values()):
-            if task.name in names:
+            if involved(names):
                 cancellation.cancel(error)
 
     def ensure_tasks(self, timeout: float = 60) -> list[str]:
-        """Recreate lost tasks on live workers; returns the names recreated."""
+        """Recreate lost tasks on live workers; returns the names recreated. When the
+        scheduler is lost, a Dask cluster nbflow made is made anew with all its tasks; for
+        any other, this raises ``UnavailableError`` naming the scheduler."""
         with self._lock:
+            if self.scheduler_lost:
+                if self._remake is None:
+                    raise self.scheduler_error()
+                return self._remake_dask_cluster(timeout)
             health = self.check_health()
             lost = [name for name, ok in health.items() if not ok]
             if not lost:
@@ -423,6 +481,37 @@ class Cluster:
             self._save_directory()
             self.generation += 1
             return lost
+
+    def _remake_dask_cluster(self, timeout: float) -> list[str]:
+        """A new Dask cluster in place of the one whose scheduler was lost, with the same
+        tasks (their state is gone: the session restores it from a checkpoint)."""
+        old_client, old_cluster, old_tasks = self.client, self.dask_cluster, dict(self.tasks)
+        self.channels.close()
+        for close in (old_client.close, getattr(old_cluster, "shutdown", None), old_cluster.close):
+            if close is not None:
+                with contextlib.suppress(Exception):  # half gone already: best effort
+                    close()
+        assert self._remake is not None
+        self.client, self.dask_cluster = self._remake()
+        self.channels = Channels(self.client.connection_args)
+        self._scheduler = str(self.client.scheduler.address)
+        self.client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
+        with _clusters_lock:
+            _clusters[_target_of(self.client)] = self
+        jobs: dict[str, list[int]] = {}
+        for name in old_tasks:
+            job, index = name.split("/")[1][4:], int(name.rsplit(":", 1)[1])
+            jobs.setdefault(job, []).append(index)
+        self.tasks = {}
+        first = next(iter(old_tasks.values()), None)
+        self.create_tasks(
+            {job: {i: "" for i in sorted(indices)} for job, indices in jobs.items()},
+            device_count=first.device_count if first else None,
+            timeout=timeout,
+        )
+        for name, info in self.tasks.items():
+            info.restarts = old_tasks[name].restarts + 1
+        return sorted(old_tasks)
 
     def lost_tasks(self, names: list[str]) -> list[str]:
         with self._lock:
@@ -533,8 +622,8 @@ class Cluster:
         if self._health_thread is not None:
             self._health_thread.join(timeout=10)
         with _clusters_lock:
-            if _clusters.get(self.target) is self:
-                del _clusters[self.target]
+            for target in [t for t, c in _clusters.items() if c is self]:
+                del _clusters[target]
         self.channels.close()
         if not self._owns:
             return

@@ -142,7 +142,7 @@ class DistributedSession(Session):
                     task=share.task, handle=share.handle, spec=share.spec
                 )
             except Exception as exc:  # noqa: BLE001 - the worker is gone
-                raise _unavailable(share.task, address, exc) from None
+                raise self._unavailable(share.task, address, exc) from None
             if reply.get("status") == "error":
                 raise getattr(errors, reply["error"], errors.InternalError)(
                     None, None, reply["message"]
@@ -158,6 +158,8 @@ class DistributedSession(Session):
         feeds: tuple,
         deadline: float | None,
     ) -> tuple:
+        if self._cluster.scheduler_lost:
+            raise self._cluster.scheduler_error()
         lost = self._cluster.lost_tasks([s.task for s in shares])
         if lost:
             raise errors.UnavailableError(
@@ -261,7 +263,7 @@ class DistributedSession(Session):
                     try:
                         reply = future.result()
                     except Exception as exc:  # noqa: BLE001 - the task's worker is unreachable
-                        failures.append(_unavailable(share.task, routes[share.task], exc))
+                        failures.append(self._unavailable(share.task, routes[share.task], exc))
                         continue
                     if reply.get("status") == "ok":
                         replies[share.task] = reply
@@ -305,17 +307,19 @@ class DistributedSession(Session):
 
         await asyncio.gather(*(one(s) for s in shares))
 
+    def _unavailable(self, task: str, address: str, exc: BaseException) -> errors.OpError:
+        """A task's message failed: its worker is gone, or all of them with the scheduler."""
+        if self._cluster.scheduler_lost:
+            return self._cluster.scheduler_error()
+        return errors.UnavailableError(
+            None,
+            None,
+            f"Task {task} is unavailable (Dask worker {address}): {type(exc).__name__}: {exc}",
+        )
+
     @staticmethod
     def reset(target: str, containers: list[str] | None = None, config: Any = None) -> None:
         cluster_for_target(target).reset(containers)
-
-
-def _unavailable(task: str, address: str, exc: BaseException) -> errors.OpError:
-    return errors.UnavailableError(
-        None,
-        None,
-        f"Task {task} is unavailable (Dask worker {address}): {type(exc).__name__}: {exc}",
-    )
 
 
 def _cancelled(reason: BaseException) -> errors.OpError:

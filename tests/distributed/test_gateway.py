@@ -120,3 +120,72 @@ def test_gateway_cluster_runs_ps_training_and_shuts_down(gateway_server):
 
     with Gateway(address, proxy_address=proxy) as gateway:
         assert name not in [c.name for c in gateway.list_clusters()]
+
+
+def test_a_killed_scheduler_is_reported_then_a_new_gateway_cluster_resumes_training(
+    gateway_server, tmp_path
+):
+    from nbflow import errors
+    from nbflow.train.device_setter import replica_device_setter
+
+    from tests.distributed.conftest import linear_model, regression_batch
+
+    address, proxy = gateway_server
+    spec = {"ps": 1, "worker": 1}
+    cluster = Cluster.from_gateway(address, proxy_address=proxy, n_workers=2, spec=spec)
+    try:
+        first_name = cluster.dask_cluster.name
+        first_scheduler = cluster.client.scheduler.address
+        with tf.device(replica_device_setter(cluster=spec, worker_device="/job:worker/task:0")):
+            x, y, loss, w, b = linear_model()
+            global_step = tf.train.get_or_create_global_step()
+            train = tf.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=global_step)
+        rng = np.random.default_rng(0)
+        # A plain session sees the loss at once, with the scheduler named.
+        with tf.Session(cluster.target) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train, {x: np.zeros((4, 3), np.float32), y: np.zeros((4, 1), np.float32)})
+        history: list[tuple[int, float]] = []
+        sessions = []
+
+        class Watch(tf.train.SessionRunHook):
+            def after_create_session(self, session, coord):  # noqa: ARG002 - hook protocol
+                sessions.append(cluster.client.scheduler.address)
+
+        killed_at = None
+        with tf.train.MonitoredTrainingSession(
+            master=cluster.target,
+            checkpoint_dir=str(tmp_path),
+            save_checkpoint_steps=10,
+            hooks=[tf.train.StopAtStepHook(last_step=30), Watch()],
+            save_summaries_steps=None,
+            save_summaries_secs=None,
+            log_step_count_steps=0,
+        ) as sess:
+            while not sess.should_stop():
+                xs, ys = regression_batch(rng)
+                step, value, _ = sess.run([global_step, loss, train], {x: xs, y: ys})
+                history.append((int(step), float(value)))
+                if killed_at is None and step == 14:
+                    killed_at = time.monotonic()
+                    pid = cluster.client.run_on_scheduler(os.getpid)
+                    os.kill(pid, signal.SIGKILL)
+                    with pytest.raises(errors.UnavailableError, match="scheduler") as info:
+                        while time.monotonic() - killed_at < 30:  # until the loss shows
+                            sess._sess.run(loss, {x: xs, y: ys})
+                    assert first_scheduler in str(info.value)
+                    assert time.monotonic() - killed_at < 10
+        # The recovery made a new Dask cluster through the gateway, with the same tasks...
+        assert len(sessions) == 2 and sessions[1] != first_scheduler
+        assert cluster.dask_cluster.name != first_name
+        assert sorted(cluster.tasks) == sorted(
+            ["/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"]
+        )
+        # ...and training went on from the checkpoint of step 10 to the end.
+        steps = [s for s, _ in history]
+        resumed = steps.index(14) + 1
+        assert steps[resumed] in (10, 11)
+        assert steps[-1] in (29, 30) and history[-1][1] < 0.1 * history[0][1]
+        assert tf.train.latest_checkpoint(str(tmp_path)).endswith("-30")
+    finally:
+        cluster.close()
