@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -83,6 +84,7 @@ DETECT_SLACK = 1.0  # seconds a loaded machine may add to the detection window
 WINDOW = HEALTH_INTERVAL + HEALTH_TIMEOUT + DETECT_SLACK  # a stalled task's step must fail by then
 LAST_STEP = 40
 CHECKPOINT_EVERY = 5
+BUDGET = {"kill-external-scheduler": 2.5}  # x --seconds: it makes a cluster twice
 LOG_LINES = 25  # of a trial's log kept in the results when it missed a target
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "fault_trials.json"
@@ -98,6 +100,7 @@ class Trial:
     fault_step: int | None = None  # global step when the fault was injected
     restored_steps: list[int] = field(default_factory=list)  # restored by each new session
     steps_lost: int | None = None
+    steps_after_fault: list[int] = field(default_factory=list)  # global steps, as they came
     detect_s: float | None = None
     recover_s: float | None = None
     sessions: int = 0
@@ -136,11 +139,12 @@ class _Watch:
         self.step = 0
         self.sessions: list[tuple[float, int, int | None]] = []  # (time, restored, latest ckpt)
         self.successes: list[float] = []
+        self.history: list[int] = []  # every step's global step (after its update)
         self.reached = threading.Event()
         self.fault_at_step = LAST_STEP + 1
 
 
-def _hook(tf: Any, watch: _Watch, global_step: Any, directory: str) -> Any:
+def _hook(tf: Any, watch: _Watch, global_step: Any, step_after: Any, directory: str) -> Any:
     class WatchHook(tf.train.SessionRunHook):
         def after_create_session(self, session: Any, coord: Any) -> None:  # noqa: ARG002
             latest = tf.train.latest_checkpoint(directory)
@@ -149,10 +153,11 @@ def _hook(tf: Any, watch: _Watch, global_step: Any, directory: str) -> Any:
             watch.sessions.append((time.monotonic(), restored, ckpt))
 
         def before_run(self, run_context: Any) -> Any:  # noqa: ARG002
-            return tf.train.SessionRunArgs(global_step)
+            return tf.train.SessionRunArgs(step_after)
 
         def after_run(self, run_context: Any, run_values: Any) -> None:  # noqa: ARG002
             watch.step = int(run_values.results)
+            watch.history.append(watch.step)
             watch.successes.append(time.monotonic())
             if watch.step >= watch.fault_at_step:
                 watch.reached.set()
@@ -174,6 +179,10 @@ def _train(tf: Any, target: str, directory: str, watch: _Watch, seed: int) -> fl
             loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
             global_step = tf.train.get_or_create_global_step()
             train = tf.train.GradientDescentOptimizer(0.05).minimize(loss, global_step=global_step)
+        # The global step once this step's update is in: read on the ps, after the update
+        # (a read on the worker would take the ps's value whenever the ps sends it).
+        with tf.colocate_with(global_step), tf.control_dependencies([train]):
+            step_after = global_step.read_value()
         rng = np.random.default_rng(seed)
         value = float("nan")
         with tf.train.MonitoredTrainingSession(
@@ -182,7 +191,7 @@ def _train(tf: Any, target: str, directory: str, watch: _Watch, seed: int) -> fl
             save_checkpoint_steps=CHECKPOINT_EVERY,
             hooks=[
                 tf.train.StopAtStepHook(last_step=LAST_STEP),
-                _hook(tf, watch, global_step, directory),
+                _hook(tf, watch, global_step, step_after, directory),
             ],
             save_summaries_steps=None,
             save_summaries_secs=None,
@@ -234,18 +243,19 @@ def _peers_refused(cluster: Any, directory: str) -> bool:
         str(cluster.client.scheduler.address)
     ]
     marker = os.path.join(directory, "peer-ran")
-    refused = True
+    peers = []
     for address in addresses:
-        host = address.split("://", 1)[1]
-        for peer, args in (
-            ("tcp://" + host, {}),
-            (address, Security.temporary().get_connection_args("client")),
-        ):
-            try:
-                asyncio.run(_send_pickle(peer, marker, args))
-                refused = False
-            except (OSError, asyncio.TimeoutError):  # CommClosedError is an OSError
-                pass
+        peers.append(("tcp://" + address.split("://", 1)[1], {}))
+        peers.append((address, Security.temporary().get_connection_args("client")))
+
+    async def all_peers() -> list:
+        return await asyncio.gather(
+            *(_send_pickle(peer, marker, args) for peer, args in peers), return_exceptions=True
+        )
+
+    outcomes = asyncio.run(all_peers())
+    # CommClosedError is an OSError; anything else (a reply) means the peer got through
+    refused = all(isinstance(o, (OSError, asyncio.TimeoutError)) for o in outcomes)
     return refused and not os.path.exists(marker)
 
 
@@ -412,6 +422,7 @@ class TrialRun:
         self.scheduler = ""
         self.stage = "making the cluster"
         self.setup_s: float | None = None
+        self.stopped = 0  # the pid SIGSTOPped and not yet resumed
 
     def run(self) -> None:
         import nbflow as tf
@@ -433,6 +444,7 @@ class TrialRun:
                 self.finished = True
             except Exception as e:  # noqa: BLE001 - recorded: the trial did not recover
                 self.failure, self.failed_at = e, time.monotonic()
+            self.stage = "closing the cluster"
             if external is not None and "time" in self.fault:
                 self.gave_up = self.failure is not None
                 self.stage = "restarting the external cluster on the same address"
@@ -448,6 +460,7 @@ class TrialRun:
                 except Exception as e:  # noqa: BLE001 - recorded
                     self.failure, self.failed_at = e, time.monotonic()
                     self.gave_up = False
+                self.stage = "closing the restarted external cluster"
                 cluster.close()
             thread.join(timeout=self.stop_s + 5)
         train_log.removeHandler(self.errors)
@@ -458,12 +471,20 @@ class TrialRun:
             return
         time.sleep(self.rng.uniform(0.0, 0.05))  # somewhere in or after the next step
         self.fault["step"] = self.watch.step
+        self.fault["steps_done"] = len(self.watch.history)
         self.fault["time"] = time.monotonic()
         pid = inject()
         if self.kind == "stop-ps":
+            self.stopped = pid
             time.sleep(self.stop_s)
-            os.kill(pid, signal.SIGCONT)
-            self.fault["resumed"] = time.monotonic()
+            self.resume()
+
+    def resume(self) -> None:
+        """SIGCONT the stopped process, if there is one (also when the trial ends early)."""
+        if self.stopped:
+            pid, self.stopped = self.stopped, 0
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
     def record(self) -> Trial:
         """What the trial shows so far (see the module docstring)."""
@@ -486,6 +507,7 @@ class TrialRun:
             return record
         t0 = self.fault["time"]
         record.fault_step = int(self.fault["step"])
+        record.steps_after_fault = self.watch.history[int(self.fault["steps_done"]) :]
         seen = [(t, e) for t, e in self.errors.seen if t >= t0]
         if failure is not None and self.failed_at is not None:
             seen.append((self.failed_at, failure))
@@ -512,10 +534,8 @@ class TrialRun:
             record.recover_s = successes[0] - t0
         from_checkpoint = all(restored == ckpt for _, restored, ckpt in new_sessions)
         latest = tf.train.latest_checkpoint(self.checkpoints) or ""
-        done = self.finished and self.watch.step >= LAST_STEP
-        record.recovered = (
-            done and from_checkpoint and bool(new_sessions) and latest.endswith(f"-{LAST_STEP}")
-        )
+        done = self.finished and latest.endswith(f"-{LAST_STEP}")  # the final checkpoint
+        record.recovered = done and from_checkpoint and bool(new_sessions)
         if self.kind == "stop-ps":
             record.aborted_in_window = (
                 first is not None
@@ -545,6 +565,7 @@ def child(
 
     def report() -> None:
         if printed.acquire(blocking=False):
+            trial.resume()
             print("RESULT " + json.dumps(asdict(trial.record())), flush=True)
             os._exit(0)  # leave no worker process behind waiting on a clean shutdown
 
@@ -717,9 +738,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=10, help="trials per kind")
     parser.add_argument(
-        "--kinds", default=",".join(KINDS), help="comma-separated, of: " + ", ".join(KINDS)
+        "--kinds",
+        default=",".join(KINDS),
+        help="comma-separated, of: " + ", ".join(KINDS) + "; kind:N runs N trials of it",
     )
-    parser.add_argument("--seconds", type=float, default=60, help="time limit per trial")
+    parser.add_argument(
+        "--seconds", type=float, default=60, help="time limit per trial (x2.5 external)"
+    )
     parser.add_argument("--stop-seconds", type=float, default=20, help="how long stop-ps stops")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the JSON goes")
@@ -731,7 +756,11 @@ def main() -> int:
         kind, seed, directory, gateway, stop_s, seconds = args.child
         child(kind, int(seed), directory, gateway, float(stop_s), float(seconds))
         return 0
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    counts = {}
+    for item in filter(None, (k.strip() for k in args.kinds.split(","))):
+        kind, _, n = item.partition(":")
+        counts[kind] = int(n) if n else args.trials
+    kinds = list(counts)
     unknown = sorted(set(kinds) - set(KINDS))
     if unknown:
         parser.error(f"unknown kinds {unknown}; choose from {', '.join(KINDS)}")
@@ -741,9 +770,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="nbflow-faults-") as root:
         with _maybe_gateway("kill-scheduler" in kinds, root) as gateway:
             for kind in kinds:
-                for i in range(args.trials):
+                for i in range(counts[kind]):
                     seed = args.seed * 1000 + KINDS.index(kind) * 100 + i
-                    trial = run_in_child(kind, seed, root, gateway, args.seconds, args.stop_seconds)
+                    limit = args.seconds * BUDGET.get(kind, 1.0)
+                    trial = run_in_child(kind, seed, root, gateway, limit, args.stop_seconds)
                     trials.append(trial)
                     print(
                         f"{kind} #{i}: recovered={trial.recovered} fault_step={trial.fault_step} "
