@@ -782,8 +782,8 @@ def main() -> int:
                         f"{trial.error[:120]!r} {trial.note[:160]}",
                         flush=True,
                     )
-    lines, missed = summarize(trials)
-    machine["load_average_after"] = os.getloadavg()
+                    _write(args, machine, started, trials)  # so far, should the run be cut
+    lines, missed = _write(args, machine, started, trials)
     print()
     print(
         f"{len(trials)} trials in {time.time() - started:.0f} s on {machine['cpu']} "
@@ -792,6 +792,16 @@ def main() -> int:
     print("\n".join(lines))
     for line in missed:
         print("MISSED", line)
+    print(f"wrote {args.out}")
+    return 1 if missed else 0
+
+
+def _write(
+    args: argparse.Namespace, machine: dict, started: float, trials: list[Trial]
+) -> tuple[list[str], list[str]]:
+    """Write the results so far; returns the summary's lines and the targets missed."""
+    lines, missed = summarize(trials)
+    machine["load_average_after"] = os.getloadavg()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
@@ -813,8 +823,7 @@ def main() -> int:
             indent=1,
         )
     )
-    print(f"wrote {args.out}")
-    return 1 if missed else 0
+    return lines, missed
 
 
 def _fmt(value: float | None) -> str:
