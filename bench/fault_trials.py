@@ -518,11 +518,14 @@ class TrialRun:
             record.error = str(first[1])[:300]
             classes = sorted({type(e).__name__ for _, e in seen})
             if len(seen) > 1:
-                record.note = f"{len(seen)} errors after the fault ({', '.join(classes)}); " + (
-                    record.note
+                record.note = (
+                    f"{len(seen)} errors after the fault ({', '.join(classes)}); {record.note}"
                 )
         if failure is not None:
-            record.note += f"; ended by {type(failure).__name__}: {str(failure)[:200]}"
+            record.note = (
+                f"{record.note.strip('; ')}; ended by {type(failure).__name__}: "
+                + (str(failure)[:200])
+            )
         record.note = record.note.strip("; ")
         new_sessions = [s for s in self.watch.sessions if s[0] >= t0]
         record.restored_steps = [restored for _, restored, _ in new_sessions]
