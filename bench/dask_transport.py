@@ -146,19 +146,30 @@ def main() -> None:
 
 
 # --- the null step, cut by cut ------------------------------------------------------------------
-_CUTS = {  # session.direct, steps on the loop, one-way Sends, ungroup, handler signatures
-    "before: client.sync + rpc, rpc Sends, driver threads": (False, False, False, False, False),
-    "+ one-way Sends on kept-open comms": (False, False, True, False, False),
-    "+ small steps on the message loop": (False, True, True, False, False),
-    "+ client's own comms, no client.sync": (True, True, True, False, False),
-    "+ group NoOp target replaced by its inputs": (True, True, True, True, False),
-    "+ handlers with their signature precomputed (all)": (True, True, True, True, True),
+_CUTS = {  # session.direct, steps on the loop, one-way Sends, ungroup, handler signatures, raw
+    "before: client.sync + rpc, rpc Sends, driver threads": (
+        False,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ),
+    "+ one-way Sends on kept-open comms": (False, False, True, False, False, False),
+    "+ small steps on the message loop": (False, True, True, False, False, False),
+    "+ client's own comms, no client.sync": (True, True, True, False, False, False),
+    "+ group NoOp target replaced by its inputs": (True, True, True, True, False, False),
+    "+ handlers with their signature precomputed": (True, True, True, True, True, False),
+    "+ tensors as raw frames on the data plane (all)": (True, True, True, True, True, True),
 }
 
 
-def _set_host(dask_worker, steps_on_loop: bool, one_way_sends: bool, signed: bool) -> None:
+def _set_host(
+    dask_worker, steps_on_loop: bool, one_way_sends: bool, signed: bool, raw_tensors: bool
+) -> None:
     host = dask_worker._nbflow_host
     type(host).steps_on_loop, type(host).one_way_sends = steps_on_loop, one_way_sends
+    type(host).raw_tensors = raw_tensors
     handlers = host.handlers()
     if not signed:  # the bound methods themselves, as Dask would be handed them
         handlers = {name: h.__wrapped_method__ for name, h in handlers.items()}
@@ -201,9 +212,13 @@ def null_step_cuts(cycles: int = 6, block: int = 40) -> None:
                     return {ids: rng.integers(0, rows, 32).astype(np.int32)}
 
                 for _ in range(cycles):
-                    for cut, (direct, on_loop, one_way, ungroup, signed) in _CUTS.items():
+                    for cut, (direct, on_loop, one_way, ungroup, signed, raw) in _CUTS.items():
                         client.run(
-                            _set_host, steps_on_loop=on_loop, one_way_sends=one_way, signed=signed
+                            _set_host,
+                            steps_on_loop=on_loop,
+                            one_way_sends=one_way,
+                            signed=signed,
+                            raw_tensors=raw,
                         )
                         DistributedSession.direct = direct
                         if master.ungroup_targets != ungroup:

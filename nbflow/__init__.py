@@ -13,7 +13,7 @@ from nbflow import errors, gfile
 from nbflow.framework import dtypes
 from nbflow.framework.dtypes import *  # noqa: F403 - tf.float32 and friends
 from nbflow.framework.dtypes import DType, as_dtype
-from nbflow.framework.graph_def import import_graph_def
+from nbflow.framework.importer import import_graph_def
 from nbflow.framework.protos import AttrValue, GraphDef, MetaGraphDef, NodeDef  # TF's protos
 from nbflow.framework.op_def import OpDef, TensorSpec
 from nbflow.framework.ops import (
@@ -41,7 +41,7 @@ from nbflow.framework.tensor_shape import Dimension, TensorShape
 from nbflow.devices.spec import DeviceSpec
 from nbflow.ops.array_ops import *  # noqa: F403
 from nbflow.ops.control_flow_ops import case, cond, group, no_op, tuple, while_loop  # noqa: A004
-from nbflow.ops.data_flow_ops import (
+from nbflow.ops.queue_ops import (
     FIFOQueue,
     PaddingFIFOQueue,
     PriorityQueue,
@@ -57,7 +57,7 @@ from nbflow.ops.reader_ops import (
     TextLineReader,
     TFRecordReader,
 )
-from nbflow.ops.data_flow_ops import (
+from nbflow.ops.accumulator_ops import (
     ConditionalAccumulator,
     SparseConditionalAccumulator,
 )
@@ -404,7 +404,7 @@ from nbflow.ops.rearrange_ops import (  # noqa: E402
 )
 
 newaxis = None
-__version__ = "0.1.0"
+from nbflow.version import __version__  # noqa: E402
 
 # ---- issue 16 (api-more): more of TF 1.15's top-level names ----------------------------------
 from nbflow.framework.protos import (  # noqa: E402, F401 - TensorFlow's messages, top level
@@ -427,7 +427,7 @@ from nbflow.nn_tf1_names import (  # noqa: E402, F401
 )
 from nbflow.ops.init_ops import uniform_unit_scaling_initializer  # noqa: E402, F401
 from nbflow.ops.image_ops import extract_image_patches  # noqa: E402, F401
-from nbflow.ops.data_flow_ops import count_up_to  # noqa: E402, F401
+from nbflow.ops.state_ops import count_up_to  # noqa: E402, F401
 from nbflow.ops.partitioned_variables import create_partitioned_variables  # noqa: E402, F401
 from nbflow.tf1_extras import VERSION, make_template, recompute_grad, sparse_matmul  # noqa: E402, F401
 from nbflow.sparse_tf1_names import mask as sparse_mask  # noqa: E402, F401
@@ -467,21 +467,10 @@ from nbflow.version import (  # noqa: E402, F401
 from nbflow.api.ledger import guard_namespaces as _guard_namespaces  # noqa: E402
 
 
-def load_ipython_extension(ipython):
-    """``%load_ext nbflow``: register the %%dataflow magics (see nbflow.notebook)."""
-    from nbflow.notebook import load_ipython_extension as load
-
-    load(ipython)
-
-
-def _register_in_ipython():
-    import sys
-
-    if "IPython" in sys.modules:  # only inside IPython; the notebook layer loads lazily
-        from nbflow.notebook import register_if_in_ipython
-
-        register_if_in_ipython()
-
+# %load_ext nbflow registers the %%dataflow magics; inside a running IPython, import does it.
+# nbflow.notebook itself is light: IPython and the widgets load only when the magics do.
+from nbflow.notebook import load_ipython_extension  # noqa: E402
+from nbflow.notebook import register_if_in_ipython as _register_in_ipython  # noqa: E402
 
 _register_in_ipython()
 _guard_namespaces(_sys.modules[__name__])

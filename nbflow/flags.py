@@ -77,7 +77,8 @@ class ImplicitlyParsedFlags:
         return self.__dict__["_wrapped"](*args, **kwargs)
 
 
-FLAGS = ImplicitlyParsedFlags(absl.flags.FLAGS)
+# (replaces the FLAGS of ``from absl.flags import *`` with the wrapper that parses on first use)
+FLAGS = ImplicitlyParsedFlags(absl.flags.FLAGS)  # type: ignore[assignment]
 
 
 def _defines_flag(define: Callable[..., Any]) -> Callable[..., Any]:
@@ -91,7 +92,7 @@ def _defines_flag(define: Callable[..., Any]) -> Callable[..., Any]:
         flag_values = kwargs.get("flag_values", absl.flags.FLAGS)
         if isinstance(flag_values, ImplicitlyParsedFlags):
             flag_values = kwargs["flag_values"] = flag_values.__dict__["_wrapped"]
-        name = args[0] if args else kwargs.get("name")
+        name = args[0] if args else kwargs.get("name", "")
         caller = sys._getframe(1).f_globals.get("__name__")
         if name in flag_values and flag_values.find_module_defining_flag(name) == caller:
             delattr(flag_values, name)  # a re-run notebook cell defines its flags again

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from nbflow import errors
 
 
-def _not_found(path: str, e: OSError) -> errors.NotFoundError:
+def _not_found(path: str, e: OSError) -> errors.OpError:
     return errors.NotFoundError(None, None, f"{path}; {e.strerror or e}")
 
 

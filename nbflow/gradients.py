@@ -35,6 +35,8 @@ from nbflow.framework.indexed_slices import IndexedSlices
 from nbflow.framework.ops import Operation, Tensor
 from nbflow.ops import control_flow_grad
 from nbflow.ops.constant_ops import zeros_like
+from nbflow.ops import array_ops, control_flow_ops, math_ops
+from nbflow.framework import dtypes
 
 
 _OVERRIDES: dict[str, Any] = {}  # op type (or override key) -> gradient function, None = none
@@ -251,8 +253,6 @@ def _pending_counts(between: set[Operation]) -> dict[Operation, int]:
 
 def _grad_y(graph: ops_lib.Graph, y: Tensor, grad_y: Any, i: int, colocate: bool) -> Any:
     """The initial gradient of y: the given grad_y, or ones of y's shape."""
-    from nbflow.ops import array_ops
-
     dtype = y.dtype.base_dtype
     if grad_y is not None:
         if isinstance(grad_y, IndexedSlices):
@@ -267,7 +267,8 @@ def _grad_y(graph: ops_lib.Graph, y: Tensor, grad_y: Any, i: int, colocate: bool
     if not dtype.is_differentiable:
         return None
     with _maybe_colocate(graph, y.op, colocate):
-        if y.shape.is_fully_defined() and y.shape.num_elements() <= 1024:
+        size = y.shape.num_elements()  # None unless the shape is fully defined
+        if size is not None and size <= 1024:
             return array_ops.constant(
                 np.ones(y.shape.as_list(), dtype=dtype.np), dtype=dtype, name=f"grad_ys_{i}"
             )
@@ -275,8 +276,6 @@ def _grad_y(graph: ops_lib.Graph, y: Tensor, grad_y: Any, i: int, colocate: bool
 
 
 def _maybe_colocate(graph: ops_lib.Graph, op: Operation, colocate: bool):
-    import contextlib
-
     return graph.colocate_with(op) if colocate else contextlib.nullcontext()
 
 
@@ -290,8 +289,6 @@ def _op_gradient(
 ) -> list[Any]:
     """Call the op's gradient function in ``<op name>_grad``; one gradient per flat input,
     None where the input needs none (so unneeded gradient ops are pruned away at run time)."""
-    from nbflow.ops import array_ops
-
     opdef = op.op_def
     key = op._attrs.get("_gradient_op_type", op.type)
     if key in _OVERRIDES:  # RegisterGradient / NotDifferentiable / gradient_override_map
@@ -318,8 +315,6 @@ def _op_gradient(
 
 def _gate(in_grads: list[Any]) -> list[Any]:
     """The same gradients, each available only once all of them are (gate_gradients=True)."""
-    from nbflow.ops import control_flow_ops
-
     dense = [g for g in in_grads if isinstance(g, Tensor)]
     gated = iter(control_flow_ops.tuple(dense))
     return [next(gated) if isinstance(g, Tensor) else g for g in in_grads]
@@ -339,21 +334,16 @@ def _aggregate(grads: dict[Tensor, list[Any]], t: Tensor) -> Any:
 
 def aggregate_gradients(parts: list[Any]) -> Any:
     """Sum partial gradients: AddN for tensors; IndexedSlices stay sparse when all are."""
-    from nbflow.ops import array_ops, math_ops
-
     if all(isinstance(g, IndexedSlices) for g in parts):
         values = array_ops.concat([g.values for g in parts], 0)
-        indices = [g.indices for g in parts]
-        if len({i.dtype.base_dtype for i in indices}) > 1:
-            indices = [_int64(i) for i in indices]
-        indices = array_ops.concat(indices, 0)
+        index_parts = [g.indices for g in parts]
+        if len({i.dtype.base_dtype for i in index_parts}) > 1:
+            index_parts = [_int64(i) for i in index_parts]
+        indices = array_ops.concat(index_parts, 0)
         return IndexedSlices(values, indices, parts[0].dense_shape)
     dense = [ops_lib.convert_to_tensor(g) for g in parts]
     return math_ops.add_n(dense)
 
 
 def _int64(indices: Tensor) -> Tensor:
-    from nbflow.framework import dtypes
-    from nbflow.ops import math_ops
-
     return math_ops.cast(indices, dtypes.int64) if indices.dtype != dtypes.int64 else indices

@@ -26,7 +26,7 @@ from nbflow.ops.bytes_ops import (
     serialize_tensor,
     write_file,
 )
-from nbflow.ops.data_flow_ops import (
+from nbflow.ops.queue_ops import (
     FIFOQueue,
     PaddingFIFOQueue,
     PriorityQueue,

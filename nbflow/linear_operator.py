@@ -406,7 +406,8 @@ class LinearOperatorIdentity(LinearOperator):
     def _matmul(self, x: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:
         return self._broadcast(_maybe_adjoint(x, adjoint_arg))
 
-    _solve = _matmul
+    def _solve(self, rhs: Tensor, adjoint: bool, adjoint_arg: bool) -> Tensor:
+        return self._matmul(rhs, adjoint, adjoint_arg)
 
     def _determinant(self) -> Tensor:
         return array_ops.ones(self._batch, dtype=self.dtype)

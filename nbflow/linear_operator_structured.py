@@ -77,7 +77,7 @@ class LinearOperatorBlockDiag(OperatorCombination):
         total = sum(widths)
         rows, start = [], 0
         for block, width in zip(blocks, widths):
-            rank = block.shape.ndims
+            rank = len(block.shape)
             paddings = [[0, 0]] * (rank - 1) + [[start, total - start - width]]
             rows.append(array_ops.pad(block, paddings))
             start += width
@@ -264,7 +264,7 @@ class _BaseCirculant(LinearOperator):
         dims = self._spectrum.shape.dims
         if dims is None or any(d.value is None for d in dims[-self.block_depth :]):
             raise ValueError(f"{type(self).__name__} needs a static spectrum block shape")
-        return [d.value for d in dims[-self.block_depth :]]
+        return [d.value for d in dims[-self.block_depth :] if d.value is not None]  # all known
 
     def _to_dense(self) -> Tensor:
         shape = self.block_shape
@@ -274,7 +274,7 @@ class _BaseCirculant(LinearOperator):
             k = np.arange(n)
             dft = np.kron(dft, np.exp(-2j * np.pi * np.outer(k, k) / n))
         spectrum = self._spectrum
-        batch = array_ops.shape(spectrum)[: spectrum.shape.ndims - self.block_depth]
+        batch = array_ops.shape(spectrum)[: len(spectrum.shape) - self.block_depth]
         flat = array_ops.reshape(spectrum, array_ops.concat([batch, [total]], 0))
         weights = array_ops.expand_dims(flat, -2) / float(total)  # scales the columns of F^H
         if spectrum.dtype.is_complex:

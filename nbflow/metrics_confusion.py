@@ -17,7 +17,7 @@ from typing import Any
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
-from nbflow.metrics import (
+from nbflow.metrics_impl import (
     _collect,
     _confusion_at_thresholds,
     _even_thresholds,

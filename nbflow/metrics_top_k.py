@@ -19,8 +19,8 @@ from typing import Any
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.sparse_tensor import SparseTensor
-from nbflow.metrics import _collect, metric_variable
-from nbflow.nn import top_k
+from nbflow.metrics_impl import _collect, metric_variable
+from nbflow.nn_impl import top_k
 from nbflow.ops import array_ops, math_ops, state_ops, variable_scope
 from nbflow.ops.scan_ops import cumsum
 from nbflow.ops.sparse_ops import sparse_tensor_to_dense
@@ -44,7 +44,7 @@ def _label_ids(labels: Any, predictions_idx: Tensor, num_classes: Any) -> tuple[
     if isinstance(labels, SparseTensor):
         labels = sparse_tensor_to_dense(labels, default_value=-1)
     labels = math_ops.cast(ops_lib.convert_to_tensor(labels), dtypes.int64)
-    if labels.shape.ndims == predictions_idx.shape.ndims - 1:
+    if labels.shape.ndims == len(predictions_idx.shape) - 1:
         labels = array_ops.expand_dims(labels, -1)
     valid = labels >= 0
     if num_classes is not None:

@@ -31,7 +31,8 @@ def _children(structure: Any) -> list[Any]:
 def _rebuild(structure: Any, children: list[Any]) -> Any:
     if isinstance(structure, Mapping):
         by_key = dict(zip(sorted(structure), children))
-        return type(structure)((k, by_key[k]) for k in structure)
+        mapping_type: Any = type(structure)  # a dict, OrderedDict, ... built from pairs
+        return mapping_type((k, by_key[k]) for k in structure)
     if isinstance(structure, tuple) and hasattr(structure, "_fields"):
         return type(structure)(*children)
     return type(structure)(children)

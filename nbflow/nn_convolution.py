@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from nbflow import nn
+from nbflow import nn_impl
 from nbflow.framework import ops as ops_lib
 from nbflow.ops import array_ops, conv3d_ops, depthwise_conv_ops, pooling3d_ops  # noqa: F401
 
@@ -49,10 +49,10 @@ def depthwise_conv2d_native(
     input = ops_lib.convert_to_tensor(input)
     filter = ops_lib.convert_to_tensor(filter, dtype=input.dtype.base_dtype)
     attrs = {
-        "strides": nn._four(strides, data_format, "strides"),
+        "strides": nn_impl._four(strides, data_format, "strides"),
         "padding": _padding(padding),
         "data_format": data_format,
-        "dilations": nn._four(dilations, data_format, "dilations"),
+        "dilations": nn_impl._four(dilations, data_format, "dilations"),
     }
     graph = ops_lib.get_default_graph()
     op = graph.create_op("DepthwiseConv2dNative", [input, filter], attrs, name=name)
@@ -66,7 +66,7 @@ def _rate_dilations(rate: Any, strides: Any, dilations: Any, data_format: str) -
     rate = [int(rate)] * 2 if isinstance(rate, int) else [int(r) for r in rate]
     if len(rate) != 2:
         raise ValueError(f"rate must have 2 entries (height, width), got {rate}")
-    stride_hw = nn._four(strides, data_format, "strides")
+    stride_hw = nn_impl._four(strides, data_format, "strides")
     stride_hw = stride_hw[2:] if data_format == "NCHW" else stride_hw[1:3]
     if max(rate) > 1 and max(stride_hw) > 1:
         raise ValueError("strides > 1 not supported in conjunction with rate > 1")
@@ -135,7 +135,7 @@ def separable_conv2d(
         depthwise = depthwise_conv2d(
             input, depthwise_filter, strides, padding, rate, "depthwise", data_format, dilations
         )
-        return nn.conv2d(
+        return nn_impl.conv2d(
             depthwise, pointwise_filter, [1, 1, 1, 1], "VALID", data_format=data_format, name=scope
         )
 
@@ -171,7 +171,7 @@ def conv1d(
     with ops_lib.name_scope(name, "conv1d", [value, filters]) as scope:
         value = array_ops.expand_dims(value, spatial_axis)
         filters = array_ops.expand_dims(filters, 0)
-        result = nn.conv2d(
+        result = nn_impl.conv2d(
             value,
             filters,
             strides=_with_unit_height(stride, data_format, "stride"),
@@ -210,7 +210,7 @@ def atrous_conv2d(
     """
     if int(rate) < 1:
         raise ValueError(f"rate {rate} cannot be less than one")
-    return nn.conv2d(
+    return nn_impl.conv2d(
         value,
         filters,
         strides=[1, 1, 1, 1],

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from nbflow import nn, nn_convolution
+from nbflow import nn_convolution, nn_impl
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import Tensor
@@ -228,17 +228,17 @@ def batch_norm_with_global_normalization(
     m = mean if m is None else m
     v = variance if v is None else v
     scale = gamma if scale_after_normalization else None
-    return nn.batch_normalization(t, m, v, beta, scale, variance_epsilon, name=name)
+    return nn_impl.batch_normalization(t, m, v, beta, scale, variance_epsilon, name=name)
 
 
 # --- convolution spellings ------------------------------------------------------------------------
 def _conv2d_attrs(strides: Any, padding: Any, data_format: str, dilations: Any) -> dict[str, Any]:
     data_format = data_format or "NHWC"
     return {
-        "strides": nn._four(strides, data_format, "strides"),
+        "strides": nn_impl._four(strides, data_format, "strides"),
         "padding": padding.upper() if isinstance(padding, str) else padding,
         "data_format": data_format,
-        "dilations": nn._four(dilations, data_format, "dilations"),
+        "dilations": nn_impl._four(dilations, data_format, "dilations"),
     }
 
 
@@ -254,7 +254,7 @@ def _backprop_input(
     """A convolution's gradient op with respect to an input of shape ``input_sizes``."""
     out_backprop = _tensor(out_backprop)
     filter = _tensor(filter, dtype=out_backprop.dtype.base_dtype)
-    return nn._create(op_type, [_sizes(input_sizes), filter, out_backprop], attrs, name=name)
+    return nn_impl._create(op_type, [_sizes(input_sizes), filter, out_backprop], attrs, name=name)
 
 
 def _backprop_filter(
@@ -263,7 +263,7 @@ def _backprop_filter(
     """A convolution's gradient op with respect to a filter of shape ``filter_sizes``."""
     input = _tensor(input)
     out_backprop = _tensor(out_backprop, dtype=input.dtype.base_dtype)
-    return nn._create(op_type, [input, _sizes(filter_sizes), out_backprop], attrs, name=name)
+    return nn_impl._create(op_type, [input, _sizes(filter_sizes), out_backprop], attrs, name=name)
 
 
 def conv2d_backprop_input(
@@ -384,7 +384,7 @@ def conv1d_transpose(
         shape = array_ops.concat([shape[:1], array_ops.constant([1], dtypes.int32), shape[1:]], 0)
         stride = nn_convolution._with_unit_height(strides, "NHWC", "strides")
         dilation = nn_convolution._with_unit_height(dilations, "NHWC", "dilations")
-        result = nn.conv2d_transpose(
+        result = nn_impl.conv2d_transpose(
             value, filters, shape, strides=stride, padding=padding, dilations=dilation
         )
         return array_ops.squeeze(result, [1], name=scope)
@@ -396,7 +396,7 @@ def atrous_conv2d_transpose(
     """The transpose of ``atrous_conv2d``: ``conv2d_transpose`` at dilation ``rate``."""
     if int(rate) < 1:
         raise ValueError(f"rate {rate} cannot be less than one")
-    return nn.conv2d_transpose(
+    return nn_impl.conv2d_transpose(
         value,
         filters,
         output_shape,
@@ -424,7 +424,7 @@ def conv_transpose(
             input, filters, output_shape, strides, padding, data_format or "NWC", dilations, name
         )
     if rank == 4:
-        return nn.conv2d_transpose(
+        return nn_impl.conv2d_transpose(
             input,
             filters,
             output_shape,
@@ -474,7 +474,7 @@ def convolution(
             name=name,
         )
     if rank == 4:
-        return nn.conv2d(
+        return nn_impl.conv2d(
             input,
             filter,
             strides or 1,
@@ -525,7 +525,7 @@ def max_pool1d(
     name: str | None = None,
 ) -> Tensor:
     """The maximum over each window of a [N, W, C] input."""
-    return _pool1d(nn.max_pool, input, ksize, strides, padding, data_format, name, "MaxPool1d")
+    return _pool1d(nn_impl.max_pool, input, ksize, strides, padding, data_format, name, "MaxPool1d")
 
 
 def avg_pool1d(
@@ -537,7 +537,7 @@ def avg_pool1d(
     name: str | None = None,
 ) -> Tensor:
     """The mean over each window of a [N, W, C] input."""
-    return _pool1d(nn.avg_pool, input, ksize, strides, padding, data_format, name, "AvgPool1d")
+    return _pool1d(nn_impl.avg_pool, input, ksize, strides, padding, data_format, name, "AvgPool1d")
 
 
 def _pool_by_rank(
@@ -554,7 +554,7 @@ def _pool_by_rank(
         pool1d = max_pool1d if kind == "MAX" else avg_pool1d
         return pool1d(input, ksize, strides, padding, data_format or "NWC", name)
     if rank == 4:
-        pool2d = nn.max_pool if kind == "MAX" else nn.avg_pool
+        pool2d = nn_impl.max_pool if kind == "MAX" else nn_impl.avg_pool
         return pool2d(input, ksize, strides, padding, data_format or "NHWC", name)
     if rank == 5:
         pool3d = nn_convolution.max_pool3d if kind == "MAX" else nn_convolution.avg_pool3d
@@ -630,8 +630,11 @@ def _int_list(value: Any, what: str) -> list[int]:
 
 def _dims(x: Tensor) -> list[Any]:
     """x's dimensions: Python ints where known at graph construction, scalar tensors elsewhere."""
-    dynamic = array_ops.shape(x) if not x.shape.is_fully_defined() else None
-    return [d if d is not None else dynamic[i] for i, d in enumerate(x.shape.as_list())]
+    dims = x.shape.as_list()
+    if x.shape.is_fully_defined():
+        return dims
+    dynamic = array_ops.shape(x)
+    return [d if d is not None else dynamic[i] for i, d in enumerate(dims)]
 
 
 def _shape_vector(parts: list[Any]) -> Any:
@@ -654,7 +657,7 @@ def space_to_batch_nd(
     with ops_lib.name_scope(name, "SpaceToBatchND", [input]):
         x = _tensor(input)
         m = len(block)
-        rest_rank = x.shape.ndims - 1 - m
+        rest_rank = len(x.shape) - 1 - m
         x = array_ops.pad(x, [[0, 0], *pads.tolist()] + [[0, 0]] * rest_rank)
         dims = _dims(x)
         split = [dims[0]]
@@ -681,7 +684,7 @@ def batch_to_space_nd(
     with ops_lib.name_scope(name, "BatchToSpaceND", [input]):
         x = _tensor(input)
         m = len(block)
-        rest_rank = x.shape.ndims - 1 - m
+        rest_rank = len(x.shape) - 1 - m
         dims = _dims(x)
         batch = dims[0] // int(np.prod(block))
         rest = dims[1 + m :]

@@ -1,7 +1,7 @@
 """``tf.queue``: TensorFlow 1.15's queue classes (also top-level: ``tf.queue.FIFOQueue`` is
-``tf.FIFOQueue``); they live in ``nbflow.ops.data_flow_ops``."""
+``tf.FIFOQueue``); they live in ``nbflow.ops.queue_ops``."""
 
-from nbflow.ops.data_flow_ops import (  # noqa: F401
+from nbflow.ops.queue_ops import (  # noqa: F401
     FIFOQueue,
     PaddingFIFOQueue,
     PriorityQueue,

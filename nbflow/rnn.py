@@ -18,6 +18,7 @@ import collections
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from nbflow import nn_impl
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.ops import array_ops, clip_ops, control_flow_ops, init_ops, math_ops, variable_scope
@@ -43,7 +44,7 @@ _pack = control_flow_ops._pack_as
 
 
 def _depth(t: Tensor) -> int:
-    depth = t.shape.with_rank_at_least(2).dims[-1].value
+    depth = t.shape.with_rank_at_least(2)[-1]
     if depth is None:
         raise ValueError(f"The last dimension of the RNN input {t.name} must be known: {t.shape}")
     return depth
@@ -367,11 +368,9 @@ class DropoutWrapper(RNNCell):
         return self._cell.output_size
 
     def _dropout(self, x: Any, keep: Any) -> Any:
-        from nbflow import nn
-
         if isinstance(keep, (int, float)) and keep == 1.0:
             return x
-        return _pack(x, [nn.dropout(t, keep_prob=keep, seed=self._seed) for t in _flat(x)])
+        return _pack(x, [nn_impl.dropout(t, keep_prob=keep, seed=self._seed) for t in _flat(x)])
 
     def __call__(self, inputs: Any, state: Any, scope: Any = None) -> tuple[Tensor, Any]:
         inputs = self._dropout(ops_lib.convert_to_tensor(inputs), self._keep[0])

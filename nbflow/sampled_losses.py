@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from nbflow import nn
+from nbflow import nn_impl
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.ops import array_ops, math_ops
@@ -113,7 +113,7 @@ def sampled_softmax_loss(
             weights, biases, labels, inputs, num_sampled, num_classes, num_true,
             sampled_values, True, remove_accidental_hits, partition_strategy, seed,
         )  # fmt: skip
-        return nn.softmax_cross_entropy_with_logits_v2(
+        return nn_impl.softmax_cross_entropy_with_logits_v2(
             labels=array_ops.stop_gradient(labels_), logits=logits
         )
 
@@ -139,5 +139,5 @@ def nce_loss(
             weights, biases, labels, inputs, num_sampled, num_classes, num_true,
             sampled_values, True, remove_accidental_hits, partition_strategy, seed,
         )  # fmt: skip
-        losses = nn.sigmoid_cross_entropy_with_logits(labels=labels_, logits=logits)
+        losses = nn_impl.sigmoid_cross_entropy_with_logits(labels=labels_, logits=logits)
         return math_ops.reduce_sum(losses, 1)

@@ -42,6 +42,7 @@ from nbflow.gradients import gradients
 from nbflow.ops import array_ops
 from nbflow.runtime.config import ConfigProto
 from nbflow.runtime.session import Session
+from nbflow.devices.gpu import is_gpu_available as available
 
 __all__ = [
     "Benchmark",
@@ -70,8 +71,6 @@ def is_gpu_available(cuda_only: bool = False, min_cuda_compute_capability: objec
     >>> tf.test.is_gpu_available() in (True, False)
     True
     """
-    from nbflow.devices.gpu import is_gpu_available as available
-
     return available()
 
 
@@ -147,7 +146,7 @@ class Benchmark:
         name: str | None = None,
         metrics: Any = None,
     ) -> None:
-        fields = {"iters": iters, "wall_time": wall_time, "cpu_time": cpu_time}
+        fields: dict[str, Any] = {"iters": iters, "wall_time": wall_time, "cpu_time": cpu_time}
         fields.update({"throughput": throughput, "extras": extras, "metrics": metrics})
         shown = ", ".join(f"{k}={v}" for k, v in fields.items() if v is not None)
         print(f"benchmark {name or type(self).__name__}: {shown}")

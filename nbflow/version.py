@@ -14,7 +14,8 @@ from nbflow.tf1_extras import VERSION
 
 GRAPH_DEF_VERSION_MIN_CONSUMER = 0
 GRAPH_DEF_VERSION_MIN_PRODUCER = 0
-GIT_VERSION = "nbflow-0.1.0"
+__version__ = "0.1.0"  # nbflow's own package version (nbflow.__version__)
+GIT_VERSION = f"nbflow-{__version__}"
 COMPILER_VERSION = f"{platform.python_implementation()} {platform.python_version()}"
 
 __all__ = [

@@ -112,7 +112,7 @@ def compat_v1_names(compat_v1: Path, namespace: str) -> list[str]:
     module = compat_v1.joinpath(*namespace.split(".")[1:], "__init__.py")
     if not module.exists():
         return []
-    names = set()
+    names: set[str] = set()
     for node in ast.parse(module.read_text()).body:
         if isinstance(node, ast.ImportFrom):
             names.update(alias.asname or alias.name for alias in node.names)

@@ -32,6 +32,9 @@ from nbflow.summary.graph_files import (
 )
 from nbflow.board.paths import resolve_inside
 from nbflow.summary.reader import LogReader
+from nbflow.framework import protos
+from nbflow.runtime.timeline import Timeline
+from nbflow.runtime import step_stats
 
 
 def is_trace_file(name: str) -> bool:
@@ -172,9 +175,6 @@ class LogDirectory:
 
 def chrome_trace_of_run_metadata(data: bytes) -> Any:
     """Chrome trace JSON of a serialised RunMetadata, via ``nbflow.runtime.timeline``."""
-    from nbflow.framework import protos
-    from nbflow.runtime.timeline import Timeline
-
     metadata = protos.RunMetadata.FromString(data)
     trace = Timeline(step_stats_of_proto(metadata.step_stats)).generate_chrome_trace_format()
     return json.loads(trace) if isinstance(trace, str) else trace
@@ -183,8 +183,6 @@ def chrome_trace_of_run_metadata(data: bytes) -> Any:
 def step_stats_of_proto(proto: Any) -> Any:
     """nbflow's ``StepStats`` from a StepStats proto. The proto has no op type or inputs; they
     are read back from the timeline label, which nbflow writes as ``name = Op(in1, in2)``."""
-    from nbflow.runtime import step_stats
-
     devices = []
     for dev in proto.dev_stats:
         nodes = []

@@ -142,7 +142,7 @@ class Unbatch(_Transformation):
 
     def _iterate(self, run: PipelineRun) -> PyIterator[Element]:
         for element in self._input._iterate(run):
-            sizes = {np.shape(c)[0] if np.ndim(c) else None for c in element}
+            sizes: set[Any] = {np.shape(c)[0] if np.ndim(c) else None for c in element}
             if len(sizes) != 1 or None in sizes:
                 raise errors.InvalidArgumentError(
                     None,

@@ -135,18 +135,14 @@ class Dataset:
         >>> Dataset.from_generator(lambda: iter([[1], [2, 3]]), dtypes.int32, [None]).output_shapes
         TensorShape([None])
         """
-        from nbflow.data.generator_ops import FromGenerator  # it builds on this module
-
-        return FromGenerator(generator, output_types, output_shapes, args)
+        return generator_ops.FromGenerator(generator, output_types, output_shapes, args)
 
     @staticmethod
     def list_files(file_pattern: Any, shuffle: bool | None = None, seed: int | None = None):
         """The names of the files matching ``file_pattern`` (globs; strings or a string
         tensor), matched when the iterator starts; shuffled unless ``shuffle=False`` (then
         sorted). InvalidArgumentError when nothing matches."""
-        from nbflow.data.readers import ListFiles  # it builds on this module
-
-        dataset: Dataset = ListFiles(file_pattern)
+        dataset: Dataset = readers.ListFiles(file_pattern)
         if shuffle is None or shuffle:
             dataset = _Shuffle(dataset, _ALL, seed, True)
         return dataset
@@ -175,9 +171,7 @@ class Dataset:
         >>> Dataset.range(3).flat_map(lambda x: Dataset.from_tensors(x).repeat(x)).output_types
         tf.int64
         """
-        from nbflow.data.interleave_ops import FlatMap  # it builds on this module
-
-        return FlatMap(self, map_func)
+        return interleave_ops.FlatMap(self, map_func)
 
     def interleave(
         self,
@@ -190,15 +184,11 @@ class Dataset:
         ``cycle_length`` of them in turn (TF's deterministic order; see interleave_ops.py).
         ``cycle_length`` AUTOTUNE (-1) or None: the number of CPU cores. Sequential: no
         ``num_parallel_calls``."""
-        from nbflow.data.interleave_ops import Interleave  # it builds on this module
-
-        return Interleave(self, map_func, cycle_length, block_length)
+        return interleave_ops.Interleave(self, map_func, cycle_length, block_length)
 
     def unbatch(self) -> Dataset:
         """The rows of each element: the inverse of ``batch``."""
-        from nbflow.data.batch_ops import Unbatch  # it builds on this module
-
-        return Unbatch(self)
+        return batch_ops.Unbatch(self)
 
     def filter(self, predicate: Callable[..., Any]) -> Dataset:
         """The elements for which ``predicate`` (a scalar bool tensor) is true."""
@@ -206,9 +196,7 @@ class Dataset:
 
     def batch(self, batch_size: int, drop_remainder: bool = False) -> Dataset:
         """Consecutive elements stacked along a new first dimension."""
-        from nbflow.data.batch_ops import Batch  # it builds on this module
-
-        return Batch(self, batch_size, drop_remainder)
+        return batch_ops.Batch(self, batch_size, drop_remainder)
 
     def padded_batch(
         self,
@@ -218,9 +206,7 @@ class Dataset:
         drop_remainder: bool = False,
     ) -> Dataset:
         """Like batch, padding each component to ``padded_shapes`` (None: the batch's max)."""
-        from nbflow.data.batch_ops import Batch  # it builds on this module
-
-        return Batch(self, batch_size, drop_remainder, padded_shapes, padding_values)
+        return batch_ops.Batch(self, batch_size, drop_remainder, padded_shapes, padding_values)
 
     def shuffle(
         self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool = True
@@ -247,9 +233,7 @@ class Dataset:
         """The same elements, kept after the first complete pass: in memory (for this
         initialization), or with a ``filename`` in files that later passes, initializations
         and sessions read instead of the input (see cache.py)."""
-        from nbflow.data.cache import Cache  # it builds on this module
-
-        return Cache(self, filename)
+        return cache.Cache(self, filename)
 
     def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
         return transformation_func(self)
@@ -482,7 +466,7 @@ class _Shuffle(_Transformation):
         # One generator per initialization: epochs (repeat) continue it, so each reshuffles;
         # without reshuffling every epoch starts from the seeds again.
         seed, seed2 = self._seeds
-        if seed is None:
+        if seed is None or seed2 is None:  # get_seed gives both or neither
             fresh = np.random.default_rng()
         else:
             fresh = np.random.default_rng([seed, seed2])
@@ -573,3 +557,8 @@ class _Prefetch(_Transformation):
         finally:
             prefetcher.stop()
             run.remove_worker(prefetcher)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.data import batch_ops, cache, generator_ops, interleave_ops, readers  # noqa: E402

@@ -42,7 +42,7 @@ class _FunctionGraph(Graph):
         tensor = ops_lib.convert_to_tensor(value)
         if tensor.graph is self:
             return tensor
-        if tensor.op.type == "Const":
+        if tensor.op.op_def.holds_constant:
             if tensor.name not in self._copies:
                 with self.as_default():
                     self._copies[tensor.name] = constant(

@@ -388,7 +388,7 @@ def make_initializable_iterator(dataset: Any, shared_name: str | None = None) ->
 def make_one_shot_iterator(dataset: Any) -> Iterator:
     captured = dataset._captures()
     for tensor in captured:
-        if tensor.op.type in ("Placeholder", "PlaceholderWithDefault"):
+        if tensor.op.op_def.is_placeholder:
             raise ValueError(
                 f"Failed to capture placeholder {tensor.name}: one-shot iterators do not "
                 "support parameterization; use make_initializable_iterator() and feed it when "

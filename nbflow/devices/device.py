@@ -10,9 +10,11 @@ CuPy imports and finds a CUDA device; CuPy is imported nowhere else.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from nbflow.devices.spec import DeviceSpec
 from nbflow.framework.resources import ResourceManager
@@ -85,8 +87,6 @@ def local_devices(
     wanted = counts.get("GPU")
     if wanted == 0:
         return devices
-    from nbflow.devices import gpu
-
     devices.extend(gpu.local_gpu_devices(wanted, visible_gpus, job, task))
     return devices
 
@@ -112,8 +112,6 @@ def retain_freed_host_memory() -> bool:
     if _retaining:
         return True
     try:
-        import ctypes
-
         libc = ctypes.CDLL("libc.so.6")
         m_trim_threshold, m_mmap_threshold = -1, -3
         applied = libc.mallopt(m_mmap_threshold, _HEAP_ALLOCATION_LIMIT) == 1
@@ -134,6 +132,9 @@ def limit_intra_op_threads(threads: int) -> None:
     """
     if threads <= 0:
         return
-    from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=threads, user_api="blas")
+
+
+# local_devices adds the GPUs that gpu.py (a Device subclass over CuPy) finds.
+from nbflow.devices import gpu  # noqa: E402

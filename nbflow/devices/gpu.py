@@ -97,7 +97,7 @@ class GPUDevice(Device):
 
     def adapt_kernel(self, op: Any, kernel: Any) -> Any:
         """Constants are uploaded once, at bind time, and stay resident on the device."""
-        if op.type == "Const":
+        if op.op_def.holds_constant:
             value = self.from_host(op.get_attr("value"))
             return lambda ctx: value
         return kernel

@@ -13,9 +13,10 @@ steps over ``channel``'s connections; ``wire`` packs tensors into messages.
 from nbflow.distributed.cluster import Cluster, TaskInfo, cluster_for_target, default_cluster
 from nbflow.distributed.session import DistributedSession, StepTiming, session_for_target
 from nbflow.runtime.session import register_session_target
-from nbflow.train.server_lib import ClusterSpec, Server
+from nbflow.train.server_lib import ClusterSpec, Server, register_default_cluster
 
 register_session_target("nbflow", DistributedSession)  # the runtime's one plug-in point
+register_default_cluster(default_cluster)  # tf.train.Server's cluster when none is given
 
 __all__ = [
     "Cluster",

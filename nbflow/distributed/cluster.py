@@ -51,13 +51,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from distributed import Client
+from distributed import Client, LocalCluster, get_client
 from distributed.security import Security
 
 from nbflow import errors
 from nbflow.devices.device import Device
 from nbflow.framework.op_def import CancellationManager
 from nbflow.distributed.channel import Channels
+from nbflow.distributed.dashboard import register_dashboard
 from nbflow.distributed.plugin import PLUGIN_NAME, NbflowPlugin
 from nbflow.train.server_lib import ClusterSpec
 
@@ -120,6 +121,7 @@ class Cluster:
         self._steps: dict[int, tuple[frozenset[str], CancellationManager]] = {}
         self._step_tokens = itertools.count(1)
         client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
+        register_dashboard(client)  # steps on the Dask dashboard
         self._load_directory()
         with _clusters_lock:
             _clusters[self._target] = self
@@ -152,8 +154,6 @@ class Cluster:
         each other; a ``distributed.security.Security`` is used as given; False opts out
         (plain TCP: any local user can run code in the workers).
         """
-        from distributed import LocalCluster
-
         options: dict[str, Any] = dict(
             n_workers=n_workers,
             threads_per_worker=threads_per_worker,
@@ -266,8 +266,6 @@ class Cluster:
         """The cluster of an existing client (default: the worker's, inside a Dask task), with
         the tasks its scheduler's metadata lists."""
         if client is None:
-            from distributed import get_client
-
             client = get_client()
         target = _target_of(client)
         with _clusters_lock:
@@ -496,6 +494,7 @@ class Cluster:
         self.channels = Channels(self.client.connection_args)
         self._scheduler = str(self.client.scheduler.address)
         self.client.register_plugin(NbflowPlugin(), name=PLUGIN_NAME)
+        register_dashboard(self.client)
         with _clusters_lock:
             _clusters[_target_of(self.client)] = self
         jobs: dict[str, list[int]] = {}
@@ -518,7 +517,12 @@ class Cluster:
             return [n for n in names if n in self.tasks and not self.tasks[n].healthy]
 
     def reset(self, containers: list[str] | None = None) -> None:
-        """Drop resource containers (variables, queues) on every task."""
+        """Drop resource containers (variables, queues) on every task, cancelling the steps
+        in flight there (this client's at once, other clients' on the tasks)."""
+        self._abort_steps(
+            lambda names: True,
+            errors.CancelledError(None, None, "Session.reset cancelled the step"),
+        )
         for t in list(self.tasks.values()):
             self.call(t.address, "nbflow_reset", task=t.name, containers=containers)
 
@@ -558,8 +562,6 @@ class Cluster:
 
     # --- sessions and loops ----------------------------------------------------------------
     def session(self, graph: Any = None, config: Any = None, task: str | None = None) -> Any:
-        from nbflow.distributed.session import DistributedSession
-
         return DistributedSession(self, graph=graph, config=config, task=task)
 
     def run_in_cluster(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -688,8 +690,6 @@ def cluster_for_target(target: str) -> Cluster:
         return found
     address = target[len("nbflow://") :]
     try:
-        from distributed import get_client
-
         client = get_client()  # inside a Dask task: the worker's client
         if _target_of(client) == target:
             return Cluster.attach(client)
@@ -707,3 +707,7 @@ def default_cluster() -> Cluster:
     if _default is None or _default.closed:
         _default = Cluster.local()
     return _default
+
+
+# Cluster.session builds the session that runs on this cluster (session.py imports this module).
+from nbflow.distributed.session import DistributedSession  # noqa: E402

@@ -6,15 +6,17 @@
 devices, so an edge between tasks is simply an edge between devices whose rendezvous lives on
 two machines. ``task_shares`` then groups the device partitions by task and writes each task's
 share as one GraphDef (its fed tensors as Placeholders) plus, per device, which plan feeds,
-fetches and targets it has.
+fetches and targets it has. Every node carries its outputs' shapes and dtypes as the master
+inferred them (``_output_shapes``, ``_output_types``), so the task rebuilds the partition
+without running a shape function again (``import_graph_def(..., trusted_shapes=True)``).
 
 The handle of a registration is a digest of its content and of the route table (task ->
 Dask worker address), so a recreated task or a moved route gives a new handle. A step then
 costs one ``nbflow_run`` message per participating task.
 
-The task imports the GraphDef once per handle (running shape inference again); sending the
-already-built partition objects instead would need a serialization of ``Operation``s that
-Dask workers in other processes can load.
+The task imports the GraphDef once per handle: ops are rebuilt through the registry (a Dask
+worker in another process cannot load this process's ``Operation`` objects), but shape
+inference is the master's alone.
 """
 
 from __future__ import annotations
@@ -52,14 +54,19 @@ def task_shares(compiled: CompiledStep, routes: dict[str, str]) -> list[TaskShar
         fed: dict[int, Any] = {}
         for part in task_parts:
             fed.update(part.feeds)
-            nodes.extend(node_def_of(op) for op in part.ops)
+            nodes.extend(node_def_of(op, add_specs=True) for op in part.ops)
         placeholders = [
             {
                 "name": t.op.name,
                 "op": "Placeholder",
                 "input": [],
                 "device": "",
-                "attr": {"dtype": encode_attr(t.dtype.base_dtype), "shape": encode_attr(t.shape)},
+                "attr": {
+                    "dtype": encode_attr(t.dtype.base_dtype),
+                    "shape": encode_attr(t.shape),
+                    "_output_shapes": encode_attr([t.shape]),
+                    "_output_types": encode_attr([t.dtype.base_dtype]),
+                },
             }
             for _, t in sorted(fed.items(), key=lambda p: p[0])
         ]

@@ -9,16 +9,21 @@ in flight, and answers these rpc handlers on the worker's own server:
     nbflow_register     import and compile a subgraph, cached under a handle
     nbflow_run          run one step of a handle; reply with the fetched values and timings
     nbflow_tensor       a tensor pushed by another task's Send, for a Recv here
+    nbflow_tensor_stream  hand this connection to the data plane: raw tensors follow
     nbflow_abort        abort a step here (another task of the step failed)
     nbflow_ping         which tasks live here (health checks)
     nbflow_reset        drop resource containers (``Session.reset``)
 
 A step costs each task one ``nbflow_run`` message and its reply, and each cross-task edge one
-``nbflow_tensor`` message, one way: a Send writes it (``"reply": False``) on a connection the
-worker keeps open to that peer (``distributed.comm.connect`` with the worker's own connection
-arguments, so its TLS settings), and the peer's Recv picks it up; nothing answers it. Only a
-large variable buffer sent without a copy goes request/response (``worker.rpc``): the step
-must not end, and a later step update the variable, before the peer has it. A small step whose
+tensor, one way. A numeric array goes on the data plane: the worker keeps one connection open
+to each peer (``distributed.comm.connect`` with the worker's own connection arguments, so its
+TLS settings), hands it to the peer's ``nbflow_tensor_stream`` handler with one Dask message,
+and from then on writes each tensor as raw frames on its stream (``wire.tensor_frames``: a
+header and the array's own buffer; no pickle, no msgpack walk, no Dask frame bookkeeping); the
+peer reads it straight into a fresh array and hands it to the Recv. Nothing answers it. A
+variable's buffer sent without a copy is the one case a Send waits for: its step does not end,
+and a later step update the variable, before the bytes are handed to the socket. Any other
+value is an ``nbflow_tensor`` message on a second kept-open connection. A small step whose
 async kernels are all Recvs runs on the message loop itself (``runtime.drivers.CallerDriver``
 drives the dataflow state there), others on a driver thread. Nothing passes through the client
 or the scheduler.
@@ -28,9 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
@@ -39,11 +46,22 @@ import numpy as np
 from distributed import WorkerPlugin
 from distributed.comm import connect
 from distributed.protocol.serialize import to_serialize
+from tornado.iostream import StreamClosedError
 
 from nbflow import errors
+from nbflow.distributed.dashboard import StepLog
 from nbflow.distributed.task import Registered, StepReport, TaskRendezvous, TaskServer
-from nbflow.distributed.wire import SMALL_BYTES, decode, encode
+from nbflow.distributed.wire import (
+    SMALL_BYTES,
+    decode,
+    encode,
+    is_raw,
+    read_tensor,
+    tensor_frames,
+)
 from nbflow.ops.sendrecv_ops import RendezvousKey
+
+logger = logging.getLogger(__name__)
 
 PLUGIN_NAME = "nbflow"
 LOOP_BUDGET_S = 2e-3  # a step computing longer than this goes back to a driver thread
@@ -66,6 +84,7 @@ class TaskHost:
     # How steps run; ``bench/dask_transport.py`` turns these off to measure what they save.
     steps_on_loop = True  # small Recv-only steps driven on the message loop
     one_way_sends = True  # tensors on kept-open connections, unanswered
+    raw_tensors = True  # numeric arrays as raw frames on the data plane, not in messages
 
     def __init__(self, worker: Any):
         self.worker = worker
@@ -77,7 +96,10 @@ class TaskHost:
         self._lock = threading.Lock()
         self._drivers = ThreadPoolExecutor(64, thread_name_prefix="nbflow-task")
         self._peers: dict[str, asyncio.Future] = {}  # address -> its kept-open comm
+        self._planes: dict[str, asyncio.Future] = {}  # address -> its data-plane comm, opening
+        self._plane_comms: dict[str, Any] = {}  # address -> its data-plane comm, open
         self._pushes: set[asyncio.Task] = set()  # writes under way (kept from the collector)
+        self.steps = StepLog(worker)  # step totals for the Dask dashboard (dashboard.py)
 
     def handlers(self) -> dict[str, Any]:
         return {
@@ -87,6 +109,7 @@ class TaskHost:
                 "nbflow_register": self.register,
                 "nbflow_run": self.run,
                 "nbflow_tensor": self.tensor,
+                "nbflow_tensor_stream": self.tensor_stream,
                 "nbflow_abort": self.abort,
                 "nbflow_ping": self.ping,
                 "nbflow_reset": self.reset,
@@ -134,6 +157,13 @@ class TaskHost:
                 errors.InternalError(None, None, f"No route to task {dst_task} for Send {key}")
             )
             return None
+        failed = partial(self._send_failed, dst_task, address, key, on_error)
+        if self.raw_tensors and is_raw(value) and address.startswith(("tcp://", "tls://")):
+            frames = tensor_frames(dst_task, step_id, key, value)
+            # A payload written from the array's own buffer: a variable's (read-only) is
+            # waited for, so that no later update reaches the socket.
+            wait = len(frames) > 1 and not value.flags.writeable  # type: ignore[union-attr]
+            return self._push_frames(address, frames, failed, wait)
         big = isinstance(value, np.ndarray) and value.nbytes > SMALL_BYTES
         shared = big and not value.flags.writeable  # a variable's buffer (``copy_names``)
         one_way = self.one_way_sends and not shared
@@ -156,14 +186,7 @@ class TaskHost:
                         task=dst_task, step_id=step_id, key=key, value=to_serialize(value)
                     )
             except Exception as exc:  # noqa: BLE001 - the step fails, naming the task
-                on_error(
-                    errors.UnavailableError(
-                        None,
-                        None,
-                        f"Send of {key.rsplit(';', 1)[-1]} to task {dst_task} at {address} "
-                        f"failed: {type(exc).__name__}: {exc}",
-                    )
-                )
+                failed(exc)
 
         assert self.loop is not None
         if threading.get_ident() == self._loop_thread:
@@ -173,6 +196,111 @@ class TaskHost:
             return task if shared else None
         future = asyncio.run_coroutine_threadsafe(push(), self.loop)
         return future if shared else None
+
+    def _push_frames(
+        self, address: str, frames: list, failed: Callable[[BaseException], None], wait: bool
+    ) -> Any:
+        """Write a tensor's frames on the data plane to ``address``; with ``wait``, the future
+        of their hand-over to the socket (the step waits for it), else None."""
+        assert self.loop is not None
+        if threading.get_ident() == self._loop_thread:
+            comm = self._plane_comms.get(address)
+            if comm is not None:  # the common case: written now, nothing scheduled
+                return self._write_frames(address, comm, frames, failed, wait)
+            task = self.loop.create_task(self._push_frames_later(address, frames, failed))
+            self._pushes.add(task)
+            task.add_done_callback(self._pushes.discard)
+            return task if wait else None
+        future = asyncio.run_coroutine_threadsafe(
+            self._push_frames_later(address, frames, failed), self.loop
+        )
+        return future if wait else None
+
+    async def _push_frames_later(
+        self, address: str, frames: list, failed: Callable[[BaseException], None]
+    ) -> None:
+        try:
+            comm = self._plane_comms.get(address) or await self._open_plane(address)
+        except Exception as exc:  # noqa: BLE001 - the step fails, naming the task
+            failed(exc)
+            return
+        written = self._write_frames(address, comm, frames, failed, True)
+        if written is not None:
+            await written
+
+    def _write_frames(
+        self,
+        address: str,
+        comm: Any,
+        frames: list,
+        failed: Callable[[BaseException], None],
+        wait: bool,
+    ) -> asyncio.Future | None:
+        """Hand ``frames`` to the comm's stream in one go (no other tensor's bytes between);
+        with ``wait``, a future done once they are in the socket or have failed (``failed``
+        reports that: the future itself never raises)."""
+        stream = comm.stream
+        try:
+            if stream is None or stream.closed():
+                raise StreamClosedError()
+            for frame in frames[:-1]:
+                stream.write(frame)
+            written = stream.write(frames[-1])
+        except Exception as exc:  # noqa: BLE001
+            self._drop_plane(address, comm)
+            failed(exc)
+            return None
+
+        quiet = self.loop.create_future() if wait and self.loop is not None else None
+
+        def check(future: asyncio.Future) -> None:
+            if not future.cancelled() and future.exception() is not None:
+                self._drop_plane(address, comm)
+                failed(future.exception())  # type: ignore[arg-type]
+            if quiet is not None and not quiet.done():
+                quiet.set_result(None)
+
+        written.add_done_callback(check)
+        return quiet
+
+    async def _open_plane(self, address: str) -> Any:
+        """The data-plane connection to ``address``, opened once (concurrent pushes share it)."""
+        found = self._planes.get(address)
+        if found is None:
+            found = self._planes[address] = asyncio.ensure_future(self._connect_plane(address))
+        try:
+            return await asyncio.shield(found)
+        except BaseException:
+            if self._planes.get(address) is found:
+                del self._planes[address]
+            raise
+
+    async def _connect_plane(self, address: str) -> Any:
+        comm = await connect(address, **self.worker.connection_args)
+        # The peer's handler keeps the connection; "close" ends Dask's message loop on it after.
+        await comm.write({"op": "nbflow_tensor_stream", "reply": False, "close": True})
+        self._plane_comms[address] = comm
+        return comm
+
+    def _drop_plane(self, address: str, comm: Any) -> None:
+        if self._plane_comms.get(address) is comm:
+            del self._plane_comms[address]
+            self._planes.pop(address, None)
+        comm.abort()
+
+    @staticmethod
+    def _send_failed(
+        dst_task: str, address: str, key: str, on_error: Callable, exc: BaseException
+    ) -> None:
+        """A push that failed fails its step with an error naming the tensor and the task."""
+        on_error(
+            errors.UnavailableError(
+                None,
+                None,
+                f"Send of {key.rsplit(';', 1)[-1]} to task {dst_task} at {address} "
+                f"failed: {type(exc).__name__}: {exc}",
+            )
+        )
 
     async def _send(self, address: str, message: dict) -> None:
         """Write ``message`` on the kept-open connection to ``address``; nothing answers."""
@@ -211,7 +339,7 @@ class TaskHost:
             return error_reply(_lost(task, self.worker.address), task)
         try:
             await asyncio.get_running_loop().run_in_executor(
-                self._drivers, server.register, handle, spec
+                self._drivers, server.register, handle, spec or {}
             )
         except BaseException as exc:  # noqa: BLE001 - reported to the master
             return error_reply(exc, task)
@@ -264,9 +392,11 @@ class TaskHost:
                       for f in rendezvous.sent if f is not None)
                 )  # fmt: skip
         except BaseException as exc:  # noqa: BLE001 - reported to the master
+            self.steps.record_error(task, server.incarnation, exc)
             return error_reply(exc, task)
         finally:
             self._finish(task, step_id)
+        self.steps.record(task, server.incarnation, report.run_s, report.recv_wait_s)
         return {
             "status": "ok",
             "values": [[i, encode(v)] for i, v in report.values.items()],
@@ -320,6 +450,23 @@ class TaskHost:
         if found is not None:
             found.deliver(key, decode(value), RendezvousKey.parse(key).send_device)
 
+    async def tensor_stream(self, comm: Any = None) -> None:
+        """The data plane's receiving end: tensors as raw frames (``wire.read_tensor``) until
+        the peer closes the connection."""
+        stream = getattr(comm, "stream", None)  # TCP and TLS comms; others never come here
+        try:
+            while stream is not None:
+                task, step_id, key, value = await read_tensor(stream)
+                found = self.rendezvous_for(task, step_id)
+                if found is not None:
+                    found.deliver(key, value, RendezvousKey.parse(key).send_device)
+        except (StreamClosedError, OSError):
+            pass  # the peer went away (or the worker closes): its steps fail on their own
+        except (ValueError, TypeError, MemoryError) as exc:  # a malformed header: not trusted
+            logger.warning("nbflow data plane from %s: %s", getattr(comm, "peer_address", "?"), exc)
+        finally:
+            comm.abort()
+
     async def abort(
         self, comm: Any = None, task: str = "", step_id: int = 0, message: str = ""
     ) -> None:
@@ -338,10 +485,22 @@ class TaskHost:
     async def reset(
         self, comm: Any = None, task: str = "", containers: list[str] | None = None
     ) -> None:
+        """Drop ``containers`` of ``task`` (all when None) and cancel its steps in flight, as
+        TensorFlow's ``Session.reset`` does: their blocked kernels (a dequeue of a dropped
+        queue) would otherwise wait forever."""
         server = self.tasks.get(task)
-        if server is not None:
-            for device in server.devices:
-                device.resources.reset(containers)
+        if server is None:
+            return
+        with self._lock:
+            running = [r for (t, _), r in self._rendezvous.items() if t == task]
+        for rendezvous in running:
+            rendezvous.abort(
+                errors.CancelledError(
+                    None, None, f"Session.reset cancelled step {rendezvous.step_id} on task {task}"
+                )
+            )
+        for device in server.devices:
+            device.resources.reset(containers)
 
 
 def _with_signature(method: Any) -> Any:

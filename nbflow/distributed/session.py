@@ -17,12 +17,16 @@ connections (``channel.Channels``), not through the Dask client's event-loop thr
 ``bench/dask_transport.py`` compares).
 
 Failures: a task whose message fails (its worker died, the connection dropped) is
-``UnavailableError`` naming the task; a task that reports an error makes the master abort the
-step on the others (``nbflow_abort``), and the step raises the root error — not the
-cancellations it caused. A deadline, or ``close()`` cancelling the step's context, aborts it
-on the tasks the same way. A session whose cluster recreated a task since it compiled a step
-recompiles and re-registers (new routes, new handles). ``MonitoredTrainingSession`` recovers
-by making a new session, which first recreates lost tasks (``Cluster.ensure_tasks``).
+``UnavailableError`` naming the task and its worker, or the scheduler when that is what was
+lost; a task that reports an error makes the master abort the step on the others
+(``nbflow_abort``), and the step raises the root error — not the cancellations it caused. The
+step's cancellation — ``close()``, ``Session.reset``, or the cluster's health check finding one
+of its tasks stopped (``Cluster.watch_step``) — wakes the waiting loop from any thread and
+aborts the step on its tasks the same way, skipping tasks known lost (a stopped process answers
+nothing). A deadline does too. A session whose cluster recreated a task since it compiled a
+step recompiles and re-registers (new routes, new handles). ``MonitoredTrainingSession``
+recovers by making a new session, which first recreates lost tasks, or a lost Dask cluster
+nbflow made (``Cluster.ensure_tasks``).
 
 ``last_step_timing`` splits the last step's wall time into compute (the slowest task's run
 time minus the time its Recvs waited) and communication (the rest: messages, transfers).
@@ -221,14 +225,18 @@ class DistributedSession(Session):
         loop = asyncio.get_running_loop()
         cancelled: asyncio.Future = loop.create_future()
 
+        def set_cancelled() -> None:
+            if not cancelled.done():
+                cancelled.set_result(None)
+
         def wake() -> None:  # any thread: close(), the health check
-            loop.call_soon_threadsafe(lambda: cancelled.done() or cancelled.set_result(None))
+            loop.call_soon_threadsafe(set_cancelled)
 
         token = ctx.cancellation.register(wake)
         if token is None:
             raise _cancelled(ctx.cancellation.reason())
         routes = self._cluster.routes()
-        calls = {}
+        calls: dict[asyncio.Future, TaskShare] = {}
         for share in shares:
             message = {
                 "op": "nbflow_run",

@@ -2,10 +2,11 @@
 
 A ``TaskServer`` owns its devices (each with its resource manager, so variables, queues and
 accumulators live here between steps and sessions) and the subgraphs masters registered with
-it. ``register`` imports a GraphDef once, compiles one plan per device and caches them under
-a handle; ``run_step`` runs every plan of a handle for one step id and returns the fetched
-values. Nothing here touches sockets: the Dask plugin (``plugin.py``) carries messages in and
-hands ``TaskRendezvous`` a function that pushes a tensor to another task.
+it. ``register`` imports a GraphDef once (trusting the shapes the master inferred: no shape
+function runs here), compiles one plan per device and caches them under a handle;
+``run_step`` runs every plan of a handle for one step id and returns the fetched values.
+Nothing here touches sockets: the Dask plugin (``plugin.py``) carries messages in and hands
+``TaskRendezvous`` a function that pushes a tensor to another task.
 
 ``TaskRendezvous`` is the step's rendezvous on this task. A Send whose destination device
 belongs to this task parks or delivers locally, as ``LocalRendezvous`` does; one whose
@@ -31,7 +32,7 @@ import numpy as np
 from nbflow import errors
 from nbflow.devices.device import Device, local_devices
 from nbflow.framework import ops as ops_lib
-from nbflow.framework.graph_def import import_graph_def
+from nbflow.framework.importer import import_graph_def
 from nbflow.framework.op_def import KernelContext
 from nbflow.ops.sendrecv_ops import RendezvousKey
 from nbflow.runtime import executor as executor_lib
@@ -167,7 +168,7 @@ class TaskServer:
                 return
         graph = ops_lib.Graph()
         with graph.as_default():
-            import_graph_def(spec["graph_def"], name="")
+            import_graph_def(spec["graph_def"], name="", trusted_shapes=True)
         parts = []
         copy_names = set()
         for part in spec["parts"]:
@@ -192,7 +193,10 @@ class TaskServer:
         runner = partition_runner(
             parts, self.pool, RunnerPolicy(), fetch_count, [], self.devices_by_name
         )
-        drivers = [caller_driver(plan) for _, plan, _, _ in parts]
+        # Independent kernels run one after the other on the loop too: a backward pass's two
+        # small matmuls cost less there than two thread hand-offs per step, and a step that
+        # computes past the loop's budget goes to the pool (``plugin.TaskHost``).
+        drivers = [caller_driver(plan, serial_ok=True) for _, plan, _, _ in parts]
         loop_drivers = [d for d in drivers if d is not None]
         registered = Registered(
             handle,

@@ -1,4 +1,8 @@
-"""How tensors travel in nbflow's messages: small arrays as plain msgpack, big ones by Dask.
+"""How tensors travel between tasks: as raw frames on nbflow's own connections, or in messages.
+
+A Send's numeric array goes on the data plane (below): raw frames on a connection Dask opened
+and secured. Everything else — and every value in a step's request or reply — travels in a
+message.
 
 Every message is a Dask message (a dict that ``distributed.comm`` frames with msgpack). A
 small NumPy array — a scalar, 32 ids, a row of gradients — goes as a msgpack-native triple
@@ -13,8 +17,10 @@ array([0, 1, 2], dtype=int32)
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
+import msgpack
 import numpy as np
 from distributed.protocol.serialize import to_serialize
 
@@ -46,3 +52,67 @@ def decode(value: Any, writable: bool = False) -> Any:
         array = np.frombuffer(data, dtype=dtype).reshape(shape)
         return array.copy() if writable else array
     return value
+
+
+# --- the data plane: tensors as raw frames ------------------------------------------------------
+#
+# On a connection a worker opens to a peer for tensors (``plugin.TaskHost``), after one Dask
+# message that hands the connection to nbflow, each tensor is written as
+#
+#     PREFIX (header bytes, payload bytes) | msgpack [task, step id, key, dtype, shape] | payload
+#
+# straight onto the connection's stream (TCP or TLS, as Dask opened it): the array's own buffer,
+# no pickle, no msgpack walk of the value, and read back into a fresh array of its dtype and
+# shape with one copy out of the socket. Only plain numeric arrays (and None) travel so
+# (``is_raw``): a receiver never builds anything but such an array from what arrives.
+PREFIX = struct.Struct("<IQ")
+_INLINE_BYTES = 16 * 1024  # a payload up to this size goes out in one write with its header
+_CHUNK = 2**30  # a read or write of a huge buffer is split (sockets take at most 2**31 - 1)
+
+
+def is_raw(value: Any) -> bool:
+    """Whether ``value`` travels as raw frames: a numeric NumPy array or scalar, or None (what
+    a Send of a control edge carries)."""
+    return value is None or (
+        (type(value) is np.ndarray or isinstance(value, np.generic))
+        and value.dtype.kind in "biufc"
+        and value.dtype.byteorder in "=|<"
+    )
+
+
+def tensor_frames(task: str, step_id: int, key: str, value: Any) -> list[bytes | memoryview]:
+    """What to write for one tensor (``is_raw(value)``): header and payload, in order."""
+    if value is None:
+        header = msgpack.packb([task, step_id, key, None, None])
+        return [PREFIX.pack(len(header), 0) + header]
+    scalar = isinstance(value, np.generic)
+    array = np.asarray(value)
+    if not array.flags.c_contiguous:
+        array = array.copy(order="C")
+    header = msgpack.packb([task, step_id, key, array.dtype.str, None if scalar else array.shape])
+    head = PREFIX.pack(len(header), array.nbytes) + header
+    if array.nbytes <= _INLINE_BYTES:
+        return [head + array.tobytes()]
+    payload = array.reshape(-1).view(np.uint8).data
+    return [head] + [payload[i : i + _CHUNK] for i in range(0, array.nbytes, _CHUNK)]
+
+
+async def read_tensor(stream: Any) -> tuple[str, int, str, Any]:
+    """Read one tensor ``tensor_frames`` wrote from a Tornado ``stream``: (task, step id, key,
+    value); the value is a fresh array the caller owns."""
+    header_size, nbytes = PREFIX.unpack(await stream.read_bytes(PREFIX.size))
+    task, step_id, key, dtype_str, shape = msgpack.unpackb(await stream.read_bytes(header_size))
+    if dtype_str is None:
+        return task, step_id, key, None
+    dtype = np.dtype(dtype_str)
+    if dtype.kind not in "biufc":
+        raise ValueError(f"tensor {key!r} for task {task} has dtype {dtype_str!r}: not numeric")
+    array = np.empty(() if shape is None else tuple(shape), dtype)
+    if array.nbytes != nbytes:
+        raise ValueError(
+            f"tensor {key!r} for task {task}: {nbytes} bytes sent for {dtype_str}{shape}"
+        )
+    buffer = array.reshape(-1).view(np.uint8).data
+    for i in range(0, nbytes, _CHUNK):
+        await stream.read_into(buffer[i : i + _CHUNK])
+    return task, step_id, key, array[()] if shape is None else array

@@ -34,22 +34,25 @@ class ModeKeys:
     PREDICT = "infer"
 
 
-_SPEC_FIELDS = (
-    "mode",
-    "predictions",
-    "loss",
-    "train_op",
-    "eval_metric_ops",
-    "export_outputs",
-    "training_chief_hooks",
-    "training_hooks",
-    "scaffold",
-    "evaluation_hooks",
-    "prediction_hooks",
+_EstimatorSpecFields = collections.namedtuple(
+    "_EstimatorSpecFields",
+    (
+        "mode",
+        "predictions",
+        "loss",
+        "train_op",
+        "eval_metric_ops",
+        "export_outputs",
+        "training_chief_hooks",
+        "training_hooks",
+        "scaffold",
+        "evaluation_hooks",
+        "prediction_hooks",
+    ),
 )
 
 
-class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
+class EstimatorSpec(_EstimatorSpecFields):
     """The ops and objects a model_fn returns for one mode; validated on construction.
 
     TRAIN needs ``loss`` and ``train_op``, EVAL needs ``loss``, PREDICT needs ``predictions``

@@ -6,6 +6,7 @@ A ``DType`` is interned: ``tf.float32 is tf.as_dtype("float32")``. Reference typ
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -56,11 +57,13 @@ class DType:
 
     _interned: dict[str, DType] = {}
 
-    def __init__(self, name: str, np_dtype: Any, is_ref: bool = False, base: DType | None = None):
+    def __init__(
+        self, name: str, np_dtype: Any, is_ref: builtins.bool = False, base: DType | None = None
+    ):
         self.name = name
         self._np = np_dtype
         self._is_ref = is_ref
-        self._base = base
+        self._base = base if base is not None else self  # a ref type's value type
 
     def __repr__(self) -> str:
         return f"tf.{self.name}"
@@ -90,38 +93,38 @@ class DType:
         return self.base_dtype
 
     @property
-    def is_ref_dtype(self) -> bool:
+    def is_ref_dtype(self) -> builtins.bool:
         return self._is_ref
 
     def _as_ref(self) -> DType:
         return _REF[self.name] if not self._is_ref else self
 
     @property
-    def is_floating(self) -> bool:
+    def is_floating(self) -> builtins.bool:
         return self.base_dtype in (float16, bfloat16, float32, float64)
 
     @property
-    def is_complex(self) -> bool:
+    def is_complex(self) -> builtins.bool:
         return self.base_dtype in (complex64, complex128)
 
     @property
-    def is_integer(self) -> bool:
+    def is_integer(self) -> builtins.bool:
         return self.base_dtype in _INTEGERS
 
     @property
-    def is_unsigned(self) -> bool:
+    def is_unsigned(self) -> builtins.bool:
         return self.base_dtype in (uint8, uint16, uint32, uint64)
 
     @property
-    def is_bool(self) -> bool:
+    def is_bool(self) -> builtins.bool:
         return self.base_dtype is bool
 
     @property
-    def is_numeric(self) -> bool:
+    def is_numeric(self) -> builtins.bool:
         return self.is_floating or self.is_integer or self.is_complex
 
     @property
-    def is_differentiable(self) -> bool:
+    def is_differentiable(self) -> builtins.bool:
         return self.is_floating or self.is_complex
 
     @property
@@ -142,16 +145,16 @@ class DType:
             info = np.iinfo(base.np)
             return info.min, info.max
         if base.is_floating:
-            info = np.finfo(base.np)
-            return info.min, info.max
+            finfo = np.finfo(base.np)
+            return finfo.min, finfo.max
         if base is bool:
             return False, True
         raise TypeError(f"Cannot find minimum value of {self}.")
 
-    def is_compatible_with(self, other: Any) -> bool:
+    def is_compatible_with(self, other: Any) -> builtins.bool:
         return self.base_dtype is as_dtype(other).base_dtype
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: object) -> builtins.bool:
         if other is None:
             return False
         try:
@@ -159,7 +162,7 @@ class DType:
         except TypeError:
             return False
 
-    def __ne__(self, other: object) -> bool:
+    def __ne__(self, other: object) -> builtins.bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:

@@ -15,9 +15,8 @@ from collections.abc import Iterable, Sequence
 
 from nbflow.framework import dtypes, protos
 from nbflow.framework.graph_def import decode_attr, encode_attr
+from nbflow.framework.op_def import lookup_op_def
 from nbflow.framework.tensor_shape import TensorShape
-
-_VARIABLE_OPS = ("VariableV2", "Variable", "VarHandleOp")
 
 
 def _node_name(name: str) -> str:
@@ -79,7 +78,7 @@ def convert_variables_to_constants(
     names = [
         n["name"]
         for n in graph_def["node"]
-        if n["op"] in _VARIABLE_OPS
+        if lookup_op_def(n["op"]).is_variable
         and (allow is None or n["name"] in allow)
         and n["name"] not in deny
     ]
@@ -101,7 +100,7 @@ def remove_training_nodes(input_graph: Any, protected_nodes: Sequence[str] | Non
     protected = set(protected_nodes or ())
     removed: dict[str, str] = {}
     for node in input_graph["node"]:
-        if node["op"] in ("Identity", "CheckNumerics") and node["name"] not in protected:
+        if lookup_op_def(node["op"]).removed_for_inference and node["name"] not in protected:
             data = [i for i in node.get("input", []) if not i.startswith("^")]
             if len(data) == 1 and len(data) == len(node.get("input", [])):
                 removed[node["name"]] = data[0]
@@ -137,10 +136,7 @@ def must_run_on_cpu(node: Any, pin_variables_on_cpu: bool = False) -> bool:
         attr = {k: decode_attr(v) for k, v in node.get("attr", {}).items()}
     else:
         op_type, attr = node.type, node.attrs
-    if pin_variables_on_cpu and op_type in _VARIABLE_OPS:
+    opdef = lookup_op_def(op_type)
+    if pin_variables_on_cpu and opdef.is_variable:
         return True
-    if op_type == "Const":
-        return attr.get("dtype") in (dtypes.string, dtypes.int32)
-    if op_type in ("DynamicStitch", "ParallelDynamicStitch"):
-        return attr.get("T") is dtypes.int32
-    return op_type in ("Cast",) and attr.get("SrcT") is dtypes.string
+    return opdef.must_run_on_cpu(attr)

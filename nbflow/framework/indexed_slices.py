@@ -4,7 +4,8 @@ The gradient of ``gather``/``embedding_lookup`` touches only the looked-up rows 
 Instead of a dense [vocab, dim] tensor it is an IndexedSlices whose ``values`` has one row per
 index (duplicates allowed; they add up). It flows through ``gradients()`` and into an optimizer's
 sparse apply without ever being densified; ``convert_to_tensor`` densifies it (an
-UnsortedSegmentSum) only where an op needs a dense input.
+UnsortedSegmentSum, registered by ``ops/gather_ops.py``) only where an op needs a dense input;
+``-slices`` negates the values (installed by ``ops/math_ops.py`` with the Tensor operators).
 
     grad = tf.gradients(tf.reduce_sum(tf.gather(params, ids)), params)[0]   # an IndexedSlices
     sess.run(grad)   # an IndexedSlicesValue(values=..., indices=..., dense_shape=...)
@@ -17,6 +18,7 @@ from typing import Any
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
+from nbflow.framework.tensor_shape import TensorShape
 
 
 class ValuesComposite:
@@ -74,8 +76,6 @@ class IndexedSlices(ValuesComposite):
 
     def get_shape(self):
         """The dense tensor's static shape (rows from dense_shape when it is a constant)."""
-        from nbflow.framework.tensor_shape import TensorShape
-
         if self._dense_shape is not None:
             known = ops_lib.constant_value(self._dense_shape)
             if known is not None:
@@ -106,50 +106,8 @@ class IndexedSlices(ValuesComposite):
         shape = "" if self._dense_shape is None else f", dense_shape={self._dense_shape}"
         return f"IndexedSlices(indices={self._indices}, values={self._values}{shape})"
 
-    def __neg__(self) -> IndexedSlices:
-        from nbflow.ops import math_ops
-
-        return IndexedSlices(math_ops.negative(self._values), self._indices, self._dense_shape)
-
 
 IndexedSlicesValue = collections.namedtuple(
     "IndexedSlicesValue", ["values", "indices", "dense_shape"]
 )
 IndexedSlicesValue.__doc__ = "A fetched IndexedSlices: NumPy values, indices and dense_shape."
-
-
-def _dense_rows(slices: IndexedSlices) -> Any:
-    """The number of rows of the dense tensor, as a scalar tensor (or a Python int if known)."""
-    from nbflow.ops import array_ops
-
-    known = ops_lib.constant_value(slices.dense_shape)
-    if known is not None:
-        return int(known[0])
-    return array_ops.gather(slices.dense_shape, 0)
-
-
-def densify(slices: IndexedSlices, name: str | None = None) -> ops_lib.Tensor:
-    """The dense tensor an IndexedSlices stands for (duplicate indices add up)."""
-    from nbflow.ops import math_ops
-
-    if slices.dense_shape is None:
-        raise ValueError(
-            f"Tensor conversion requested for IndexedSlices without dense_shape: {slices!r}"
-        )
-    return math_ops.unsorted_segment_sum(
-        slices.values, slices.indices, _dense_rows(slices), name=name or "IndexedSlicesToDense"
-    )
-
-
-def _convert_indexed_slices(
-    value: IndexedSlices, dtype: Any = None, name: str | None = None, as_ref: bool = False
-) -> ops_lib.Tensor:
-    if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
-        raise ValueError(
-            f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for IndexedSlices "
-            f"with dtype {value.dtype.name}: {value!r}"
-        )
-    return densify(value, name=name)
-
-
-ops_lib.register_tensor_conversion_function(IndexedSlices, _convert_indexed_slices)

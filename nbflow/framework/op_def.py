@@ -30,6 +30,7 @@ import numpy as np
 
 from nbflow import errors
 from nbflow.framework import dtypes
+from nbflow.framework.resources import ResourceManager
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 
 REQUIRED = object()  # an attr without a default
@@ -91,12 +92,12 @@ class KernelContext:
     ):
         self.device = device
         self.xp = xp
-        self.resources = resources
+        self.resources: Any = resources
         self.step_id = step_id
-        self.rendezvous = rendezvous
+        self.rendezvous: Any = rendezvous
         self.options = options
-        self.frame = None
-        self.stats = None
+        self.frame: Any = None
+        self.stats: Any = None  # a runtime StepStatsCollector while the step is traced
         self.cancellation = CancellationManager()
 
 
@@ -154,8 +155,6 @@ class CancellationManager:
 
 def cpu_context() -> KernelContext:
     """A context for calling kernels directly, outside a session (tests, constant folding)."""
-    from nbflow.framework.resources import ResourceManager
-
     return KernelContext(device="/device:CPU:0", xp=np, resources=ResourceManager())
 
 
@@ -264,18 +263,33 @@ class OpDef:
     holds_constant: ClassVar[bool] = False
     # graph optimizations leave it alone although it is stateless (feeds, loop structure);
     rewritable: ClassVar[bool] = True
-    # the op only groups its control inputs (NoOp): running it means running them.
+    # the op only groups its control inputs (NoOp): running it means running them;
     groups_only: ClassVar[bool] = False
+    # the op's value is meant to be fed (Placeholder): a one-shot iterator cannot capture it;
+    is_placeholder: ClassVar[bool] = False
+    # the op yields a variable (VariableV2): freezing a graph turns it into a Const;
+    is_variable: ClassVar[bool] = False
+    # the op is only there for training (Identity, CheckNumerics): an inference graph drops it
+    # and wires its consumers to its input (graph_util.remove_training_nodes);
+    removed_for_inference: ClassVar[bool] = False
+    # TensorFlow's type attrs of this op type (``T``, ``Tidx``, ``SrcT``...) and where each one's
+    # dtype comes from: an input index, or "out" for the first output. Graph export writes them,
+    # since TensorFlow's importer requires them (framework/graph_export.py). Not inherited: a
+    # subclass is another TensorFlow op, with its own signature.
+    type_attrs: ClassVar[dict[str, int | str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
         if "type" not in cls.__dict__:
             cls.type = cls.__name__
+        if "type_attrs" not in cls.__dict__:
+            cls.type_attrs = {}
         if "compute" in cls.__dict__:
             if "expression" not in cls.__dict__:
                 cls.expression = None  # a hand-written kernel replaces an inherited expression
         elif cls.__dict__.get("expression"):
-            cls.compute = _expression_kernels(cls).compute  # type: ignore[method-assign]
+            # (arg-type: mypy does not see a class as Hashable while its own body is checked)
+            cls.compute = _expression_kernels(cls).compute  # type: ignore[method-assign,arg-type]
         if cls.__dict__.get("abstract", False):
             return
         instance = cls()
@@ -290,6 +304,11 @@ class OpDef:
                 f"{_origin(cls)}; declare each op once (STYLE.md)"
             )
         _REGISTRY[cls.type] = instance
+
+    def must_run_on_cpu(self, attrs: dict[str, Any]) -> bool:
+        """Whether a node of this op with ``attrs`` must be placed on the CPU (TensorFlow keeps
+        int32 and string tensors such as shapes in host memory; ``graph_util.must_run_on_cpu``)."""
+        return False
 
     # --- signature -------------------------------------------------------------------------
     @functools.cached_property
@@ -370,7 +389,7 @@ class OpDef:
             compute = self.compute_gpu  # type: ignore[assignment]
         attrs = kernel_attrs(op.attrs)
         if self.expression is not None and compute == self.compute:
-            kernel = _expression_kernels(type(self)).factory(**attrs)
+            kernel = _expression_kernels(type(self)).factory(**attrs)  # type: ignore[arg-type]
             kernel.opdef, kernel.attrs = self, attrs  # type: ignore[attr-defined] # for codegen
             return kernel
         if not attrs:
@@ -445,6 +464,15 @@ def get_op_def(op_type: str) -> OpDef:
         return _REGISTRY[op_type]
     except KeyError:
         raise ValueError(f"Op type not registered '{op_type}'") from None
+
+
+_UNKNOWN_OP = OpDef()
+
+
+def lookup_op_def(op_type: str) -> OpDef:
+    """The declaration of ``op_type``, or a bare ``OpDef`` (no traits) for a type nbflow does not
+    implement, as a node of a GraphDef that TensorFlow wrote may have."""
+    return _REGISTRY.get(op_type, _UNKNOWN_OP)
 
 
 def registered_ops() -> dict[str, OpDef]:

@@ -4,22 +4,48 @@ A graph is built once and run many times. Every op is created by ``Graph.create_
 uniquifies its name within the current name scope (case-insensitively, as TensorFlow does),
 adds control inputs from the active ``control_dependencies`` scopes, resolves its device from
 the ``device`` scopes, runs the op's shape function, and records where in user code it was made.
+
+This module owns ``Graph`` and the default graph. ``Operation`` and ``Tensor`` live in
+framework/operation.py, ``convert_to_tensor`` in framework/tensor_conversion.py and the default
+session in framework/default_session.py; all are re-exported here under TensorFlow's
+``framework.ops`` path.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 from typing import Any
 from collections.abc import Callable, Iterator, Sequence
 
-
 from nbflow.devices.spec import DeviceSpec, merge_device
-from nbflow.framework import dtypes
-from nbflow.framework.op_def import OpDef, TensorSpec, get_op_def
-from nbflow.framework.tensor_shape import TensorShape, as_shape
+from nbflow.framework.default_session import (  # noqa: F401 - re-exported
+    _push_session,
+    _remove_session,
+    default_session,
+    get_default_session,
+)
+from nbflow.framework.graph_def import graph_to_graph_def
+from nbflow.framework.op_def import REQUIRED, OpDef, TensorSpec, get_op_def
+from nbflow.framework.operation import (  # noqa: F401 - re-exported
+    Operation,
+    Tensor,
+    _notebook_mimebundle,
+    _run_with_session,
+    register_mimebundle_renderer,
+)
+from nbflow.framework.tensor_conversion import (  # noqa: F401 - re-exported
+    _contains_tensor,
+    _pack_fn,
+    _register_constant_fn,
+    convert_n_to_tensor,
+    convert_to_tensor,
+    is_tensor,
+    register_tensor_conversion_function,
+)
 
 _NBFLOW_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,256 +86,6 @@ class GraphKeys:
     COND_CONTEXT = "cond_context"
     WHILE_CONTEXT = "while_context"
     VARIABLES = GLOBAL_VARIABLES
-
-
-class Tensor:
-    """One output of an operation: a symbolic handle to a value computed when the graph runs."""
-
-    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "__weakref__")
-
-    # Let NumPy defer to our operators (np.float32(2) * tensor builds a Mul).
-    __array_priority__ = 100
-
-    def __init__(self, op: Operation, value_index: int, dtype: dtypes.DType, shape: TensorShape):
-        self._op = op
-        self._value_index = value_index
-        self._dtype = dtype
-        self._shape = shape
-        self._consumers: list[Operation] = []
-
-    @property
-    def op(self) -> Operation:
-        return self._op
-
-    @property
-    def value_index(self) -> int:
-        return self._value_index
-
-    @property
-    def dtype(self) -> dtypes.DType:
-        return self._dtype
-
-    @property
-    def graph(self) -> Graph:
-        return self._op.graph
-
-    @property
-    def name(self) -> str:
-        return f"{self._op.name}:{self._value_index}"
-
-    @property
-    def device(self) -> str:
-        return self._op.device
-
-    @property
-    def shape(self) -> TensorShape:
-        return self._shape
-
-    def get_shape(self) -> TensorShape:
-        return self._shape
-
-    def set_shape(self, shape: Any) -> None:
-        """Narrow the static shape; raises ValueError if incompatible with what is known."""
-        self._shape = self._shape.merge_with(as_shape(shape))
-
-    def consumers(self) -> list[Operation]:
-        return list(self._consumers)
-
-    def eval(self, feed_dict: dict | None = None, session: Any = None) -> Any:
-        """The tensor's value in ``session`` (default: the default session)."""
-        return _run_with_session(self, feed_dict, session)
-
-    def __repr__(self) -> str:
-        return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return _notebook_mimebundle(self, include, exclude)
-
-    def __str__(self) -> str:
-        return (
-            f'Tensor("{self.name}", shape={self._shape}, dtype={self._dtype.name}'
-            + (f", device={self.device}" if self.device else "")
-            + ")"
-        )
-
-    def __bool__(self) -> bool:
-        raise TypeError(
-            "Using a `tf.Tensor` as a Python `bool` is not allowed. Use `if t is not None:` "
-            "instead of `if t:`, or use tf.cond to run parts of the graph conditionally."
-        )
-
-    def __iter__(self) -> Iterator[Tensor]:
-        raise TypeError(
-            f"Tensor objects are not iterable in graph mode ({self.name}); "
-            "use tf.unstack or index the tensor."
-        )
-
-    def __len__(self) -> int:
-        raise TypeError(f"len is not well defined for symbolic Tensors ({self.name}).")
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __ne__(self, other: object) -> bool:
-        return self is not other
-
-    def __reduce__(self):
-        raise TypeError(f"Tensor {self.name} cannot be pickled; pass its name instead.")
-
-    @classmethod
-    def _override_operator(cls, operator: str, func: Callable[..., Any]) -> None:
-        setattr(cls, operator, func)
-
-    # The arithmetic operators are installed by nbflow.ops.math_ops (_override_operator),
-    # keeping the graph layer free of any particular op.
-
-
-class Operation:
-    """A node of the graph: an op type, inputs, control inputs, attrs, a device and outputs."""
-
-    def __init__(
-        self,
-        graph: Graph,
-        op_type: str,
-        name: str,
-        inputs: Sequence[Tensor],
-        attrs: dict[str, Any],
-        output_specs: Sequence[TensorSpec],
-        control_inputs: Sequence[Operation],
-        device: str,
-        opdef: OpDef,
-        traceback: tuple[str, int, str] | None,
-    ):
-        self._graph = graph
-        self._type = op_type
-        self._name = name
-        self._inputs = list(inputs)
-        self._attrs = attrs
-        self._control_inputs = list(control_inputs)
-        self._control_outputs: list[Operation] = []
-        self._device = device
-        self._opdef = opdef
-        self._traceback = traceback
-        self._id = graph._next_id()
-        self._outputs = [
-            Tensor(self, i, spec.dtype, spec.shape) for i, spec in enumerate(output_specs)
-        ]
-        for t in self._inputs:
-            t._consumers.append(self)
-        for c in self._control_inputs:
-            c._control_outputs.append(self)
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def type(self) -> str:
-        return self._type
-
-    @property
-    def graph(self) -> Graph:
-        return self._graph
-
-    @property
-    def inputs(self) -> list[Tensor]:
-        return list(self._inputs)
-
-    @property
-    def outputs(self) -> list[Tensor]:
-        return list(self._outputs)
-
-    @property
-    def control_inputs(self) -> list[Operation]:
-        return list(self._control_inputs)
-
-    @property
-    def device(self) -> str:
-        return self._device
-
-    @property
-    def attrs(self) -> dict[str, Any]:
-        return self._attrs
-
-    @property
-    def op_def(self) -> OpDef:
-        return self._opdef
-
-    @property
-    def traceback(self) -> tuple[str, int, str] | None:
-        """Where in user code the op was created: (filename, line number, function)."""
-        return self._traceback
-
-    @property
-    def node_def(self) -> Any:
-        """This op as TensorFlow's ``NodeDef`` proto: ``.name``, ``.op``, ``.input``,
-        ``.device`` and ``.attr`` (``AttrValue``s), as device functions read it."""
-        from nbflow.framework.graph_def import node_def_of
-        from nbflow.framework.protos import graph_def_to_proto
-
-        return graph_def_to_proto({"node": [node_def_of(self)]}).node[0]
-
-    def get_attr(self, name: str) -> Any:
-        try:
-            return self._attrs[name]
-        except KeyError:
-            raise ValueError(f"Operation '{self._name}' has no attr named '{name}'.") from None
-
-    def _set_device(self, device: str | DeviceSpec) -> None:
-        self._device = DeviceSpec.from_string(device).to_string() if device else ""
-        self._graph._mutated()
-
-    def _add_control_input(self, op: Operation) -> None:
-        if op not in self._control_inputs:
-            self._control_inputs.append(op)
-            op._control_outputs.append(self)
-            self._graph._mutated()
-
-    def _add_control_inputs(self, ops: Sequence[Operation]) -> None:
-        for op in ops:
-            self._add_control_input(op)
-
-    def values(self) -> tuple[Tensor, ...]:
-        return tuple(self._outputs)
-
-    def run(self, feed_dict: dict | None = None, session: Any = None) -> None:
-        """Run this op in ``session`` (default: the default session)."""
-        _run_with_session(self, feed_dict, session)
-
-    def __repr__(self) -> str:
-        return f"<tf.Operation '{self._name}' type={self._type}>"
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return _notebook_mimebundle(self, include, exclude)
-
-    def __str__(self) -> str:
-        return str(self.node_def)
-
-
-def _notebook_mimebundle(obj: Any, include: Any, exclude: Any) -> dict[str, Any]:
-    """Rich display for notebook front ends; the renderer is imported only when one asks."""
-    from nbflow.notebook.display import mimebundle
-
-    return mimebundle(obj, include, exclude)
-
-
-def _run_with_session(fetch: Any, feed_dict: dict | None, session: Any) -> Any:
-    if session is None:
-        session = get_default_session()
-        if session is None:
-            raise ValueError(
-                "Cannot evaluate tensor using `eval()` or `run()`: no default session is "
-                "registered. Use `with sess.as_default()` or pass an explicit session."
-            )
-    if session.graph is not fetch.graph:
-        raise ValueError(
-            "Cannot use the given session to evaluate tensor: the tensor's graph "
-            "is different from the session's graph."
-        )
-    return session.run(fetch, feed_dict)
 
 
 class Graph:
@@ -717,8 +493,6 @@ class Graph:
         values = self._collections.get(name, [])
         if scope is None:
             return list(values)
-        import re
-
         pattern = re.compile(scope)
         return [v for v in values if hasattr(v, "name") and pattern.match(v.name)]
 
@@ -733,8 +507,6 @@ class Graph:
 
     # --- serialisation --------------------------------------------------------------------------
     def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> dict:
-        from nbflow.framework.graph_def import graph_to_graph_def
-
         return graph_to_graph_def(self, add_shapes=add_shapes)
 
     @property
@@ -749,8 +521,6 @@ class Graph:
 
 
 def _required() -> Any:
-    from nbflow.framework.op_def import REQUIRED
-
     return REQUIRED
 
 
@@ -815,11 +585,10 @@ def _as_operation(graph: Graph, value: Any) -> Operation:
     return element if isinstance(element, Operation) else element.op
 
 
-# --- the default graph and session -------------------------------------------------------------
+# --- the default graph -----------------------------------------------------------------------
 class _DefaultStacks(threading.local):
     def __init__(self) -> None:
         self.graphs: list[Graph] = []
-        self.sessions: list[Any] = []
 
 
 _stacks = _DefaultStacks()
@@ -849,28 +618,6 @@ def reset_default_graph() -> None:
             "graph, exit the nesting and create a new graph."
         )
     _global_default_graph = Graph()
-
-
-def get_default_session() -> Any:
-    return _stacks.sessions[-1] if _stacks.sessions else None
-
-
-@contextlib.contextmanager
-def default_session(session: Any) -> Iterator[Any]:
-    _stacks.sessions.append(session)
-    try:
-        yield session
-    finally:
-        _stacks.sessions.pop()
-
-
-def _push_session(session: Any) -> None:
-    _stacks.sessions.append(session)
-
-
-def _remove_session(session: Any) -> None:
-    if session in _stacks.sessions:
-        _stacks.sessions.remove(session)
 
 
 # --- module-level conveniences on the default graph ----------------------------------------------
@@ -922,62 +669,3 @@ def get_collection(key: str, scope: str | None = None) -> list[Any]:
 
 def get_collection_ref(key: str) -> list[Any]:
     return get_default_graph().get_collection_ref(key)
-
-
-# --- conversion to tensors ---------------------------------------------------------------
-_conversion_functions: list[tuple[type, Callable[..., Tensor]]] = []
-_constant_fn: list[Callable[..., Tensor]] = []
-
-
-def register_tensor_conversion_function(base_type: type, conversion_func: Callable[..., Any]):
-    """Teach ``convert_to_tensor`` a new type (Variables register themselves this way)."""
-    _conversion_functions.append((base_type, conversion_func))
-
-
-def _register_constant_fn(fn: Callable[..., Tensor]) -> None:
-    _constant_fn[:] = [fn]
-
-
-def convert_to_tensor(
-    value: Any, dtype: Any = None, name: str | None = None, preferred_dtype: Any = None
-) -> Tensor:
-    """A Tensor for ``value``: tensors pass through, Python and NumPy values become constants."""
-    if isinstance(value, Tensor):
-        if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
-            raise ValueError(
-                f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for Tensor "
-                f"with dtype {value.dtype.name}: {value!r}"
-            )
-        return value
-    for base, fn in _conversion_functions:
-        if isinstance(value, base):
-            return fn(value, dtype=dtype, name=name)
-    if isinstance(value, Operation):
-        raise TypeError(f"Can't convert Operation '{value.name}' to Tensor (target dtype={dtype})")
-    if isinstance(value, (list, tuple)) and any(_contains_tensor(v) for v in value):
-        return _pack_fn[0](list(value), name=name or "packed")
-    if dtype is None and preferred_dtype is not None:
-        try:
-            return _constant_fn[0](value, dtype=preferred_dtype, name=name or "Const")
-        except (TypeError, ValueError):
-            pass
-    return _constant_fn[0](value, dtype=dtype, name=name or "Const")
-
-
-_pack_fn: list[Callable[..., Tensor]] = []
-
-
-def _contains_tensor(value: Any) -> bool:
-    if isinstance(value, Tensor) or any(isinstance(value, b) for b, _ in _conversion_functions):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_contains_tensor(v) for v in value)
-    return False
-
-
-def convert_n_to_tensor(values: Sequence[Any], dtype: Any = None, name: str | None = None):
-    return [convert_to_tensor(v, dtype=dtype) for v in values]
-
-
-def is_tensor(value: Any) -> bool:
-    return isinstance(value, Tensor)

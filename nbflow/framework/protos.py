@@ -22,6 +22,8 @@ import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from nbflow.framework import dtypes
+from nbflow.framework.graph_def import decode_attr, encode_attr
+from nbflow.framework.tensor_shape import TensorShape, as_shape
 
 _F = descriptor_pb2.FieldDescriptorProto
 _TYPES = {
@@ -521,8 +523,6 @@ def make_ndarray(proto: Any) -> np.ndarray:
 
 def shape_proto(shape: Any) -> Any:
     """A ``TensorShapeProto`` for a tuple or TensorShape (unknown dimensions become -1)."""
-    from nbflow.framework.tensor_shape import as_shape
-
     shape = as_shape(shape)
     if shape.ndims is None:
         return TensorShapeProto(unknown_rank=True)
@@ -533,8 +533,6 @@ def shape_proto(shape: Any) -> Any:
 
 # --- graphs -------------------------------------------------------------------------------------
 def _attr_proto(value: Any) -> Any:
-    from nbflow.framework.tensor_shape import TensorShape
-
     if value is None:
         return AttrValue()  # no value set: reads back as None
     if isinstance(value, dtypes.DType):
@@ -579,8 +577,6 @@ def graph_def_to_proto(graph_def: dict[str, Any]) -> Any:
     Attr values keep their meaning (types, shapes, tensors, lists); large constants stay, as
     TensorFlow keeps them.
     """
-    from nbflow.framework.graph_def import decode_attr
-
     proto = GraphDef()
     versions = graph_def.get("versions", {})
     proto.versions.producer = int(versions.get("producer", 1))
@@ -596,8 +592,6 @@ def graph_def_to_proto(graph_def: dict[str, Any]) -> Any:
 
 def _attr_value(attr: Any) -> Any:
     """The Python value an ``AttrValue`` holds (the inverse of ``_attr_proto``)."""
-    from nbflow.framework.tensor_shape import TensorShape
-
     kind = attr.WhichOneof("value")
     if kind == "list":
         items = attr.list
@@ -631,8 +625,6 @@ def _attr_value(attr: Any) -> Any:
 def graph_proto_to_dict(proto: Any) -> dict[str, Any]:
     """nbflow's JSON GraphDef of a binary one: nodes with name, op, input, device and attrs
     (decoded and JSON-encoded as ``graph_def`` does: shapes, dtypes, tensors keep their kind)."""
-    from nbflow.framework.graph_def import encode_attr
-
     return {
         "node": [
             {

@@ -46,12 +46,13 @@ class SparseTensor(ValuesComposite):
             self._dense_shape = ops_lib.convert_to_tensor(
                 dense_shape, dtype=dtypes.int64, name="dense_shape"
             )
-        self._indices.shape.with_rank(2)
-        self._values.shape.with_rank(1)
-        self._dense_shape.shape.with_rank(1)
+        indices = self._indices.shape.with_rank(2).dims
+        values = self._values.shape.with_rank(1).dims
+        dense_shape = self._dense_shape.shape.with_rank(1).dims
+        assert indices is not None and values is not None and dense_shape is not None  # ranks known
         # merge_with raises ValueError where the parts disagree on N or on the rank
-        self._indices.shape.dims[0].merge_with(self._values.shape.dims[0])
-        self._indices.shape.dims[1].merge_with(self._dense_shape.shape.dims[0])
+        indices[0].merge_with(values[0])
+        indices[1].merge_with(dense_shape[0])
         self._shape_hint = TensorShape(None)  # what sparse_placeholder knows of a fed shape
 
     @classmethod
@@ -78,7 +79,10 @@ class SparseTensor(ValuesComposite):
         known = ops_lib.constant_value(self._dense_shape)
         if known is not None:
             return TensorShape([int(d) for d in np.asarray(known).reshape(-1)])
-        rank = self._dense_shape.shape.dims[0].merge_with(self._indices.shape.dims[1]).value
+        dense_shape = self._dense_shape.shape.with_rank(1).dims
+        indices = self._indices.shape.with_rank(2).dims
+        assert dense_shape is not None and indices is not None  # with_rank gives a known rank
+        rank = dense_shape[0].merge_with(indices[1]).value
         shape = TensorShape(None) if rank is None else TensorShape([None] * rank)
         return shape.merge_with(self._shape_hint)
 

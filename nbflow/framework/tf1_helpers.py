@@ -19,7 +19,7 @@ from typing import Any
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.indexed_slices import IndexedSlices
-from nbflow.framework.tensor_shape import TensorShape, as_shape, broadcast_shapes
+from nbflow.framework.tensor_shape import TensorShape, as_dimension, as_shape, broadcast_shapes
 
 Tensor = ops_lib.Tensor
 
@@ -30,7 +30,7 @@ def dimension_at_index(shape: Any, index: int) -> Any:
     """The ``Dimension`` of ``shape`` at ``index`` (unknown when the rank is)."""
     shape = as_shape(shape)
     if shape.ndims is None:
-        return TensorShape([None]).dims[0]
+        return as_dimension(None)
     return shape.dims[index]
 
 

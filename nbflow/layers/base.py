@@ -22,6 +22,8 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops import control_flow_ops, math_ops, variable_scope
+from nbflow.ops import init_ops
+from nbflow import nn
 
 Tensor = ops_lib.Tensor
 
@@ -245,8 +247,6 @@ class KernelLayer(Layer):
         name: str | None,
         **kwargs: Any,
     ):
-        from nbflow.ops import init_ops
-
         super().__init__(trainable, name, activity_regularizer=activity_regularizer, **kwargs)
         self.activation = activation
         self.use_bias = use_bias
@@ -278,8 +278,6 @@ class KernelLayer(Layer):
             )
 
     def bias_and_activation(self, outputs: Tensor, data_format: str | None = None) -> Tensor:
-        from nbflow import nn
-
         if self.use_bias:
             outputs = nn.bias_add(outputs, self.bias, data_format=data_format)
         if self.activation is not None:

@@ -80,7 +80,7 @@ class _Conv(KernelLayer):
                 f"{type(self).__name__} expects inputs of rank {rank}, got shape {input_shape}"
             )
         channel_axis = 1 if self.data_format == "NCHW" else -1
-        channels = input_shape.with_rank(rank).dims[channel_axis].value
+        channels = input_shape.with_rank(rank)[channel_axis]
         if channels is None:
             raise ValueError(
                 f"The channel dimension of the inputs should be defined. Found `None` "

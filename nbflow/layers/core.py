@@ -63,7 +63,7 @@ class Dense(KernelLayer):
         self.units = int(units)
 
     def build(self, input_shape: TensorShape) -> None:
-        depth = input_shape.with_rank_at_least(2).dims[-1].value
+        depth = input_shape.with_rank_at_least(2)[-1]
         if depth is None:
             raise ValueError(
                 f"The last dimension of the inputs to `Dense` should be defined. Found `None` "
@@ -187,7 +187,7 @@ class Flatten(Layer):
             inputs = array_ops.transpose(inputs, [0, *range(2, rank), 1])
         if rank == 1:
             return array_ops.expand_dims(inputs, 1)
-        batch, inner = inputs.shape.dims[0].value, inputs.shape[1:]
+        batch, inner = inputs.shape[0], inputs.shape[1:]
         if inner.is_fully_defined():
             features = int(np.prod(inner.as_list()))
             return array_ops.reshape(inputs, [-1 if batch is None else batch, features])

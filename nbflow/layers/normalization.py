@@ -93,14 +93,14 @@ class BatchNormalization(Layer):
         if any(not 0 <= a < rank for a in axes):
             raise ValueError(f"Invalid axis {self.axis} for inputs of rank {rank}")
         self.axis = axes
-        sizes = [input_shape.dims[a].value for a in axes]
+        sizes = [input_shape[a] for a in axes]
         if None in sizes:
             raise ValueError(
                 f"Axis {axes} of input tensor should have a defined dimension: {sizes}"
             )
         param_shape = sizes if len(sizes) > 1 else sizes[:1]
         # Where the parameters broadcast against the inputs: [1, C, 1, 1] for NCHW, etc.
-        self._broadcast_shape = [input_shape.dims[i].value if i in axes else 1 for i in range(rank)]
+        self._broadcast_shape = [input_shape[i] if i in axes else 1 for i in range(rank)]
         self._reduction_axes = [i for i in range(rank) if i not in axes]
         self.fused = self.fused is not False and rank == 4 and axes in ([1], [3])
         if self.scale:

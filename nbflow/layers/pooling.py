@@ -11,6 +11,7 @@ The 3-D forms wrap ``tf.nn.max_pool3d``/``avg_pool3d``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from nbflow import nn
@@ -25,7 +26,8 @@ class _Pooling(Layer):
     """A pooling window of ``pool_size`` moved by ``strides`` over the ``rank`` spatial axes."""
 
     rank = 2
-    pool = staticmethod(nn.max_pool)
+    # the nn pooling function, called with keywords (ksize, strides, padding, data_format)
+    pool: Callable[..., Tensor] = staticmethod(nn.max_pool)
 
     def __init__(
         self,

@@ -2,12 +2,17 @@
 
     %load_ext nbflow          # or just `import nbflow` inside IPython
 
-This is the top layer: it imports IPython, ipywidgets, anywidget and Bokeh; nothing else in
-nbflow imports it (framework objects reach ``display`` lazily from ``_repr_mimebundle_``).
+This is the top layer: it imports IPython, ipywidgets, anywidget and Bokeh; only the package
+``nbflow`` imports it (this light module), and ``display`` registers the rich display of graphs,
+ops and tensors with the framework (``register_mimebundle_renderer``). Two plug-in points stay
+lazy: ``load_ipython_extension`` imports the magics (and IPython's machinery), and the magics
+import ``cluster`` (and Dask) when ``%dataflow_cluster`` first runs.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from typing import Any
 
 _loaded: set[int] = set()
@@ -29,8 +34,6 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 def register_if_in_ipython() -> None:
     """Load the extension when nbflow is imported inside a running IPython."""
-    import sys
-
     if "IPython" not in sys.modules:
         return
     from IPython import get_ipython
@@ -63,6 +66,4 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'nbflow.notebook' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), name)

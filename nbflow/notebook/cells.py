@@ -26,6 +26,7 @@ from typing import Any
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.graph_def import encode_attr
 from nbflow.framework.ops import Graph, Operation, Tensor
+from nbflow.runtime.session import Session
 
 CELL_FILENAME_PREFIX = "<dataflow-cell "
 
@@ -88,9 +89,7 @@ class CellBuild:
     result: Any = None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from nbflow.notebook.display import cell_build_mimebundle
-
-        return cell_build_mimebundle(self)
+        return display.cell_build_mimebundle(self)
 
 
 class StaleCellsError(RuntimeError):
@@ -146,8 +145,6 @@ class NotebookGraphs:
 
     def session(self, graph: Graph) -> Any:
         """The notebook's session for ``graph`` (created on first use, kept across cells)."""
-        from nbflow.runtime.session import Session
-
         with self._lock:
             sess = self._sessions.get(id(graph))
             if sess is None or sess._closed or sess.graph is not graph:
@@ -158,6 +155,14 @@ class NotebookGraphs:
         for sess in self._sessions.values():
             sess.close()
         self._sessions.clear()
+
+
+_GRAPHS = NotebookGraphs()
+
+
+def notebook_graphs() -> NotebookGraphs:
+    """The notebook's named graphs, cell records, sessions and last fetched values."""
+    return _GRAPHS
 
 
 def cell_key_of(op: Operation) -> str | None:
@@ -283,8 +288,10 @@ def _compile(cell: CellSource) -> tuple[Any, Any]:
     )
     tree = ast.parse(cell.source, filename=cell.filename)
     last_expr = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        expr = ast.Expression(tree.body.pop().value)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
+        expr = ast.Expression(last.value)
         last_expr = compile(expr, cell.filename, "eval")
     return compile(tree, cell.filename, "exec"), last_expr
 
@@ -401,3 +408,7 @@ def _downstream(roots: Sequence[Operation]) -> list[Operation]:
             stack.extend(t.consumers())
         stack.extend(op._control_outputs)
     return list(seen)
+
+
+# The rich display of a cell's build renders with the cells' helpers above.
+from nbflow.notebook import display  # noqa: E402

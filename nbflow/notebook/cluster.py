@@ -1,14 +1,21 @@
 """The notebook's cluster: an ``nbflow.distributed.Cluster`` (TensorFlow tasks — ps, worker —
 on Dask workers), started small on demand or attached to an existing scheduler. The
 ``ClusterHandle`` is what the magics and the cluster widget show; it also wraps a plain
-``dask.distributed`` Client or LocalCluster (Dask workers only, no tasks)."""
+``dask.distributed`` Client or LocalCluster (Dask workers only, no tasks). Importing it loads
+Dask: the magics import it when ``%dataflow_cluster`` first runs."""
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from distributed import Client
+
+from nbflow.distributed import cluster as dist
+from nbflow.distributed.cluster import Cluster
 
 DEFAULT_SPEC = {"ps": 1, "worker": 1}
 
@@ -25,10 +32,6 @@ class ClusterHandle:
     def of(cls, obj: Any) -> ClusterHandle:
         """A handle on an nbflow ``Cluster``, a Dask ``Client``, a Dask cluster object
         (``LocalCluster`` and the like) or another handle."""
-        from distributed import Client
-
-        from nbflow.distributed.cluster import Cluster
-
         if isinstance(obj, ClusterHandle):
             return obj
         if isinstance(obj, Cluster):
@@ -180,8 +183,6 @@ def _task_order(t: Any) -> tuple[bool, str, int]:
 
 def _registered_nbflow_cluster(client: Any) -> Any:
     """The nbflow Cluster this process made on ``client``'s scheduler, if any."""
-    from nbflow.distributed import cluster as dist
-
     try:
         target = dist._target_of(client)
     except Exception:  # noqa: BLE001 - not a connected client
@@ -192,8 +193,6 @@ def _registered_nbflow_cluster(client: Any) -> Any:
 
 
 def _takes_n(client: Any) -> bool:
-    import inspect
-
     return "n_workers" in inspect.signature(client.scheduler_info).parameters
 
 
@@ -222,8 +221,6 @@ def get_cluster(
     scheduler at ``address``. On an existing cluster, ``n_workers`` scales the Dask workers
     and ``ps``/``workers`` add the tasks still missing."""
     global _current
-    from nbflow.distributed.cluster import Cluster
-
     spec = task_spec(ps, workers)
     if _current is not None and address:
         _current.close()

@@ -13,8 +13,12 @@ import linecache
 from typing import Any
 
 import numpy as np
+from IPython import get_ipython
 
+from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import Graph, Operation, Tensor
+from nbflow.notebook.cells import cell_key_of
+from nbflow.notebook.graph_model import build_model
 
 MAX_ATTR_CHARS = 120
 
@@ -40,12 +44,11 @@ def mimebundle(obj: Any, include: Any = None, exclude: Any = None) -> dict[str, 
     return _filter(bundle, include, exclude)
 
 
+ops_lib.register_mimebundle_renderer(mimebundle)  # Graph/Operation/Tensor/Session display
+
+
 def in_kernel() -> bool:
     """True inside a Jupyter kernel (where widgets have a front end to talk to)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
     shell = get_ipython()
     return shell is not None and getattr(shell, "kernel", None) is not None
 
@@ -53,9 +56,9 @@ def in_kernel() -> bool:
 def graph_mimebundle(graph: Graph) -> dict[str, Any]:
     bundle = {"text/plain": repr(graph), "text/html": graph_html(graph)}
     if in_kernel():
-        from nbflow.notebook.widgets.graph import GraphWidget
-
-        widget_bundle = GraphWidget(graph)._repr_mimebundle_()
+        widget_bundle: Any = graph_widget.GraphWidget(
+            graph
+        )._repr_mimebundle_()  # data, or (data, metadata)
         if isinstance(widget_bundle, tuple):
             widget_bundle = widget_bundle[0]
         bundle.update(widget_bundle or {})
@@ -92,8 +95,6 @@ def format_attr(value: Any) -> str:
 
 def creation_site(op: Operation) -> dict[str, Any] | None:
     """Where the op was created: file or cell key, line number, function and source line."""
-    from nbflow.notebook.cells import cell_key_of
-
     site = op.traceback
     if not site:
         return None
@@ -195,8 +196,6 @@ def session_html(sess: Any) -> str:
 
 def graph_html(graph: Graph, limit: int = 12) -> str:
     """A static summary of a graph: op count, top-level scopes and op types."""
-    from nbflow.notebook.graph_model import build_model
-
     model = build_model(graph)
     root = model.groups[""]
     scopes = ", ".join(
@@ -250,10 +249,13 @@ def cell_build_mimebundle(build: Any) -> dict[str, Any]:
     )
     bundle = {"text/plain": text, "text/html": cell_build_summary_html(build)}
     if in_kernel():
-        from nbflow.notebook.widgets.graph import cell_view
-
-        widget_bundle = cell_view(build)._repr_mimebundle_()
+        widget_bundle = graph_widget.cell_view(build)._repr_mimebundle_()
         if isinstance(widget_bundle, tuple):
             widget_bundle = widget_bundle[0]
         bundle.update(widget_bundle or {})
     return bundle
+
+
+# In a kernel, graphs and cell builds show as the graph widget, which renders its side panel with
+# the HTML helpers above.
+from nbflow.notebook.widgets import graph as graph_widget  # noqa: E402

@@ -445,9 +445,9 @@ def _layered(
             else:
                 state[node] = 2
                 stack.pop()
-    for a, outs in enumerate(succ):
-        for b in outs:
-            pred[b].append(a)
+    for i, outs in enumerate(succ):
+        for j in outs:
+            pred[j].append(i)
     # Longest-path layering in topological order (Kahn).
     indegree = [len(p) for p in pred]
     layer = [0] * len(members)

@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from nbflow.summary.reader import LogReader
+
 
 @dataclass
 class Series:
@@ -69,8 +73,6 @@ class MemorySource:
             self._series("scalars", run, tag).append(step, time.time(), float(value))
 
     def add_histogram(self, tag: str, values: Any, step: int, run: str = ".", bins: int = 30):
-        import numpy as np
-
         counts, edges = np.histogram(np.asarray(values, dtype=float).ravel(), bins=bins)
         hist = Histogram(float(edges[0]), float(edges[-1]), edges[1:].tolist(), counts.tolist())
         with self._lock:
@@ -89,8 +91,6 @@ class LogDirSource:
     """The runs of a log directory, tailed through ``nbflow.summary.reader.LogReader``."""
 
     def __init__(self, logdir: str | Path):
-        from nbflow.summary.reader import LogReader
-
         self.logdir = Path(logdir).resolve()
         self._reader = LogReader(str(self.logdir))
 

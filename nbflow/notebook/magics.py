@@ -13,18 +13,21 @@ import ast
 from typing import Any
 
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from nbflow.notebook.cells import NotebookGraphs, StaleCellsError, build_cell, default_cell_key
-
-_GRAPHS = NotebookGraphs()
-
-
-def notebook_graphs() -> NotebookGraphs:
-    """The notebook's named graphs, cell records, sessions and last fetched values."""
-    return _GRAPHS
+from nbflow.notebook.board import board_display
+from nbflow.notebook.cells import (
+    NotebookGraphs,
+    StaleCellsError,
+    build_cell,
+    default_cell_key,
+    notebook_graphs,
+)
+from nbflow.notebook.widgets.graph import GraphWidget
+from nbflow.ops.variables import global_variables, variables_initializer
 
 
 def cell_id(shell: Any) -> str | None:
@@ -51,8 +54,6 @@ def run_fetches(
     init: bool = False,
 ) -> Any:
     """Run ``fetches`` in the notebook's session of the graph; remember values for the view."""
-    from nbflow.ops.variables import global_variables, variables_initializer
-
     graph = graphs.graph(graph_name)
     sess = graphs.session(graph)
     if init:
@@ -73,6 +74,8 @@ def run_fetches(
 @magics_class
 class DataflowMagics(Magics):
     """The nbflow magics; ``%load_ext nbflow`` registers them."""
+
+    shell: InteractiveShell  # set by IPython when it registers the magics
 
     @magic_arguments()
     @argument("--name", "-n", default=None, help="stable key of this cell (default: cell id)")
@@ -130,8 +133,6 @@ class DataflowMagics(Magics):
     @line_magic
     def dataflow_graph(self, line: str) -> Any:
         """Show a notebook graph in the graph widget (scopes collapsed, click for details)."""
-        from nbflow.notebook.widgets.graph import GraphWidget
-
         args = parse_argstring(self.dataflow_graph, line)
         graphs = notebook_graphs()
         if args.name not in graphs.names():
@@ -149,8 +150,6 @@ class DataflowMagics(Magics):
     @line_magic
     def dataflow_board(self, line: str) -> Any:
         """Open the nbflow Board (JupyterLab panel) on a log directory."""
-        from nbflow.notebook.board import board_display
-
         args = parse_argstring(self.dataflow_board, line)
         return board_display(_unquote(args.logdir))
 
@@ -174,7 +173,7 @@ class DataflowMagics(Magics):
         buttons. Creates a small local one if there is none (``--ps 1 --workers 2``), or
         attaches to a scheduler with ``--address``; on an existing cluster ``--n-workers``
         scales the Dask workers and ``--ps``/``--workers`` add missing tasks."""
-        from nbflow.notebook import cluster
+        from nbflow.notebook import cluster  # Dask's distributed loads here, not with the magics
 
         args = parse_argstring(self.dataflow_cluster, line)
         if args.close:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nbflow.runtime.timeline import Timeline
+
 
 @dataclass(frozen=True)
 class Bar:
@@ -69,8 +71,6 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 def step_stats_to_trace(step_stats: Any) -> dict[str, Any]:
     """TensorFlow's StepStats (``dev_stats[].node_stats[]``) as Chrome trace events."""
     if not isinstance(step_stats, dict):  # the runtime's StepStats: its own Chrome export
-        from nbflow.runtime.timeline import Timeline
-
         return json.loads(Timeline(step_stats).generate_chrome_trace_format())
     events: list[dict[str, Any]] = []
     for pid, dev in enumerate(_get(step_stats, "dev_stats", []) or []):
@@ -111,7 +111,8 @@ def trace_model(trace: Any) -> TimelineModel:
         pid, tid = e.get("pid"), e.get("tid")
         return f"{process.get(pid, pid)} / {thread.get((pid, tid), tid)}"
 
-    bars, rows = [], {}
+    bars: list[Bar] = []
+    rows: dict[str, None] = {}  # the rows in order of first appearance
     for e in timed:
         if e["ph"] != "X":
             continue

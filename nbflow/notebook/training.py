@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ipywidgets
+from IPython import get_ipython
+from IPython.display import display
+from tqdm.auto import tqdm
+from tqdm.notebook import tqdm as notebook_tqdm
+
+from nbflow.notebook.display import in_kernel
 from nbflow.train.basic_session_run_hooks import ProgressBarHook
+from nbflow.version import __version__
 
 PROVENANCE_FILE = "nbflow_run.json"
 
@@ -40,10 +48,6 @@ class CellProvenance:
 
 def current_cell() -> tuple[str | None, str]:
     """(cell id, source) of the cell executing now, from the kernel's request when there is one."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None, ""
     shell = get_ipython()
     if shell is None:
         return None, ""
@@ -59,8 +63,6 @@ def current_cell() -> tuple[str | None, str]:
 
 def write_provenance(logdir: str | Path, provenance: CellProvenance, name: str) -> Path:
     """Write the run's provenance JSON next to its event files (atomically)."""
-    from nbflow import __version__
-
     path = Path(logdir)
     path.mkdir(parents=True, exist_ok=True)
     record = {
@@ -233,12 +235,7 @@ def start_training(
     cell, source = current_cell()
     provenance = CellProvenance(cell, source, {k: repr(v) for k, v in (arguments or {}).items()})
     output = None
-    from nbflow.notebook.display import in_kernel
-
     if in_kernel():
-        import ipywidgets
-        from IPython.display import display
-
         output = ipywidgets.Output()
         display(output)  # in this cell, now: the run's progress bar will appear here
     return TrainingRun(
@@ -268,13 +265,9 @@ class NotebookProgressHook(ProgressBarHook):
     def _make_bar(self) -> Any:
         run = current_run()
         if run is not None and run.output is not None:
-            from tqdm.notebook import tqdm as notebook_tqdm
-
             bar = notebook_tqdm(total=self._last_step, desc=run.name, unit="step", display=False)
             run.output.append_display_data(bar.container)
             return bar
-        from tqdm.auto import tqdm
-
         return tqdm(total=self._last_step, desc=self._desc, unit="step")
 
     def update(self, loss: Any = None) -> None:

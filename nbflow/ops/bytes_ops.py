@@ -17,6 +17,7 @@ import glob
 import gzip
 import os
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -242,9 +243,12 @@ class DecodeCompressed(OpDef):
         return data
 
     def compute(self, ctx: KernelContext, data: Any, compression_type: str) -> np.ndarray:
-        decompress = {"": bytes, "ZLIB": zlib.decompress, "GZIP": gzip.decompress}.get(
-            compression_type
-        )
+        codecs: dict[str, Callable[[bytes], bytes]] = {
+            "": bytes,
+            "ZLIB": zlib.decompress,
+            "GZIP": gzip.decompress,
+        }
+        decompress = codecs.get(compression_type)
         if decompress is None:
             raise errors.InvalidArgumentError(
                 None,

@@ -623,6 +623,7 @@ def _dimension_sizes(x: Tensor) -> Any:
     if rank is not None:
         dynamic = None
         sizes: list[Any] = []
+        size: Any
         for i, size in enumerate(x.shape.as_list()):
             if size is None:
                 dynamic = shape(x) if dynamic is None else dynamic

@@ -10,6 +10,8 @@ from typing import Any
 
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.indexed_slices import IndexedSlices
+from nbflow.ops import array_ops, math_ops
+from nbflow.ops.nn_ops import l2_loss
 
 Tensor = ops_lib.Tensor
 
@@ -31,8 +33,6 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | 
     >>> tf.Session().run(tf.clip_by_value([-2.0, 0.5, 3.0], -1.0, 1.0)).tolist()
     [-1.0, 0.5, 1.0]
     """
-    from nbflow.ops import math_ops
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "clip_by_value"):
         values = _values(t)
@@ -43,8 +43,6 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any, name: str | 
 
 def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Any:
     """t * clip_norm / max(l2norm(t), clip_norm): rescale t when its L2 norm exceeds clip_norm."""
-    from nbflow.ops import array_ops, math_ops
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "clip_by_norm"):
         values = _values(t)
@@ -60,8 +58,6 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = No
 
 def global_norm(t_list: Any, name: str | None = None) -> Tensor:
     """sqrt(sum of l2norm(t)^2 over t_list); None entries are ignored."""
-    from nbflow.ops import array_ops, math_ops
-
     tensors = [t for t in t_list if t is not None]
     if not tensors:
         raise ValueError("global_norm needs at least one tensor")
@@ -71,9 +67,7 @@ def global_norm(t_list: Any, name: str | None = None) -> Tensor:
         for t in tensors:
             values = _values(t)
             with graph.colocate_with(values.op):
-                from nbflow import nn
-
-                halves.append(nn.l2_loss(values))
+                halves.append(l2_loss(values))
         total = math_ops.add_n(halves) if len(halves) > 1 else halves[0]
         two = array_ops.constant(2.0, dtype=total.dtype.base_dtype)
         return math_ops.sqrt(total * two, name="global_norm")
@@ -83,8 +77,6 @@ def clip_by_global_norm(
     t_list: Any, clip_norm: Any, use_norm: Any = None, name: str | None = None
 ) -> tuple[list[Any], Tensor]:
     """Scale every tensor by clip_norm / max(global_norm, clip_norm); returns (list, norm)."""
-    from nbflow.ops import array_ops, math_ops
-
     if not isinstance(t_list, (list, tuple)):
         raise TypeError("t_list should be a sequence")
     t_list = list(t_list)
@@ -95,7 +87,7 @@ def clip_by_global_norm(
         clip_norm = ops_lib.convert_to_tensor(clip_norm, dtype=dtype)
         one = array_ops.constant(1.0, dtype=dtype)
         scale = clip_norm * math_ops.minimum(one / norm, one / clip_norm)
-        clipped = []
+        clipped: list[Any] = []
         for t in t_list:
             if t is None:
                 clipped.append(None)

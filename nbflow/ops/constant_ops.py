@@ -130,6 +130,9 @@ class Const(OpDef):
     holds_constant = True
     samples = [Sample(value=np.arange(6.0).reshape(2, 3), dtype=dtypes.float64)]
 
+    def must_run_on_cpu(self, attrs: dict[str, Any]) -> bool:
+        return attrs.get("dtype") in (dtypes.string, dtypes.int32)
+
     def infer(self, value: np.ndarray, dtype: dtypes.DType) -> TensorSpec:
         return TensorSpec(TensorShape(value.shape), dtype, value)
 
@@ -190,6 +193,7 @@ class Placeholder(OpDef):
     attrs = {"dtype": REQUIRED, "shape": TensorShape(None)}
     differentiable = False
     rewritable = False  # a feed point: folding or merging it would hide the feed
+    is_placeholder = True
 
     def infer(self, dtype: dtypes.DType, shape: TensorShape) -> TensorSpec:
         return TensorSpec(shape, dtype)
@@ -233,6 +237,7 @@ class PlaceholderWithDefault(OpDef):
     inputs = ("input",)
     attrs = {"shape": TensorShape(None)}
     rewritable = False  # a feed point: folding its default would hide the feed
+    is_placeholder = True
     samples = [Sample(input=(2, 3), shape=TensorShape([None, 3]))]
 
     def infer(self, input: TensorSpec, shape: TensorShape) -> TensorSpec:
@@ -260,8 +265,10 @@ class Identity(OpDef):
     """Its input, unchanged (reading a variable through Identity yields its current value)."""
 
     inputs = ("input",)
+    type_attrs = {"T": 0}
     forwards_input = True
     passes_through = True
+    removed_for_inference = True
     samples = [Sample(input=(2, 3)), Sample(input=())]
 
     def infer(self, input: TensorSpec) -> TensorSpec:
@@ -282,6 +289,7 @@ class StopGradient(OpDef):
     """Identity in the forward pass; gradients do not flow through it."""
 
     inputs = ("input",)
+    type_attrs = {"T": 0}
     differentiable = False
     forwards_input = True
     passes_through = True
@@ -327,6 +335,7 @@ class Fill(OpDef):
     """A tensor of shape ``dims`` filled with the scalar ``value``."""
 
     inputs = ("dims", "value")
+    type_attrs = {"T": 1, "index_type": 0}
     samples = [
         Sample(dims=np.array([2, 3], np.int32), value=np.float64(1.5)),
         Sample(dims=np.array([0], np.int64), value=np.float64(2.0)),
@@ -339,8 +348,6 @@ class Fill(OpDef):
     expression = "xp.full(dims.tolist(), value, dtype=value.dtype)"
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops import math_ops
-
         return [None, math_ops.reduce_sum(grad)]
 
 
@@ -382,6 +389,7 @@ class ZerosLike(OpDef):
     """Zeros of the shape and dtype of ``x``."""
 
     inputs = ("x",)
+    type_attrs = {"T": 0}
     differentiable = False
     samples = [Sample(x=(2, 3)), Sample(x=(0,))]
 
@@ -394,18 +402,17 @@ class ZerosLike(OpDef):
 class OnesLike(ZerosLike):
     """Ones of the shape and dtype of ``x``."""
 
+    type_attrs = {"T": 0}
     samples = [Sample(x=(2, 3)), Sample(x=(), input_dtype=np.int32)]
 
     expression = "xp.ones_like(x)"
 
 
 def _like(op_type: str, tensor: Any, dtype: Any, name: str | None, value: int) -> Tensor:
-    from nbflow.ops.shape_ops import shape  # shape_ops builds on this module
-
     tensor = ops_lib.convert_to_tensor(tensor)
     if dtype is not None and dtypes.as_dtype(dtype).base_dtype is not tensor.dtype.base_dtype:
         return _filled(
-            shape(tensor), dtype, value, name or op_type.lower().replace("like", "_like")
+            shape_ops.shape(tensor), dtype, value, name or op_type.lower().replace("like", "_like")
         )
     return _create1(op_type, [tensor], name=name)
 
@@ -425,6 +432,7 @@ class Range(OpDef):
 
     inputs = ("start", "limit", "delta")
     attrs = {"Tidx": dtypes.int32}
+    type_attrs = {"Tidx": "out"}
     differentiable = False
     samples = [
         Sample(start=np.int32(1), limit=np.int32(10), delta=np.int32(3)),
@@ -443,7 +451,7 @@ class Range(OpDef):
             v.shape.with_rank(0)
         if any(v is None for v in values):
             return TensorSpec(TensorShape([None]), Tidx)
-        s, lim, d = (v.item() for v in values)
+        s, lim, d = (v.item() for v in values if v is not None)
         _check_range(s, lim, d)
         return TensorSpec(TensorShape([len(np.arange(s, lim, d))]), Tidx)
 
@@ -474,8 +482,6 @@ def range(  # noqa: A001
     >>> tf.range(5).dtype
     tf.int32
     """
-    from nbflow.ops import math_ops
-
     if limit is None:
         start, limit = 0, start
     with ops_lib.name_scope(name, "Range", [start, limit, delta]) as scope:
@@ -500,3 +506,8 @@ def range(  # noqa: A001
             else:
                 args.append(ops_lib.convert_to_tensor(v, dtype=target, name=n))
         return _create1("Range", args, {"Tidx": target}, name=scope)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops, shape_ops  # noqa: E402

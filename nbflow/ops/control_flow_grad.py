@@ -39,84 +39,11 @@ from typing import Any
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
-from nbflow.framework.op_def import KernelContext, OpDef, TensorSpec
 from nbflow.framework.ops import Operation, Tensor
-from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops import control_flow_ops as cf
+from nbflow.ops import iteration_stacks  # noqa: F401 - registers the stack ops built below
 
-
-# --- keyed stacks -------------------------------------------------------------------------------
-def _key(index: Any) -> Any:
-    return index if type(index) is tuple else int(index)
-
-
-class _StackV2(OpDef):
-    """A fresh per-step stack of forward values, keyed by iteration."""
-
-    attrs = {"elem_type": dtypes.float32, "stack_name": ""}
-    stateful = True
-    differentiable = False
-
-    def infer(self, elem_type: Any, stack_name: str) -> TensorSpec:
-        return TensorSpec(TensorShape([]), dtypes.variant)
-
-    def compute(self, ctx: KernelContext, elem_type: Any, stack_name: str) -> Any:
-        return {}
-
-
-class _StackKey(OpDef):
-    """The key of an iteration of a nested loop: (key of the enclosing iteration, index)."""
-
-    inputs = ("outer", "index")
-    differentiable = False
-
-    def infer(self, outer: TensorSpec, index: TensorSpec) -> TensorSpec:
-        return TensorSpec(TensorShape([]), dtypes.variant)
-
-    def compute(self, ctx: KernelContext, outer: Any, index: Any) -> tuple:
-        return (_key(outer), int(index))
-
-
-class _StackPush(OpDef):
-    """stack[key] = value (forward pass, once per iteration)."""
-
-    inputs = ("handle", "index", "value")
-    num_outputs = 0
-    stateful = True
-    differentiable = False
-
-    def infer(self, handle: TensorSpec, index: TensorSpec, value: TensorSpec) -> list:
-        return []
-
-    def compute(self, ctx: KernelContext, handle: dict, index: Any, value: Any) -> None:
-        handle[index if type(index) is tuple else int(index)] = value
-
-
-class _StackPop(OpDef):
-    """stack[key] (backward pass); DEAD where the forward value was on an untaken branch.
-
-    The value stays: several backward loops of one forward loop (two ``gradients()`` calls
-    fetched together) read the same stacks. The stack goes with its step."""
-
-    inputs = ("handle", "index")
-    attrs = {"elem_type": dtypes.float32, "shape": TensorShape(None)}
-    stateful = True
-    differentiable = False
-    produces_dead = True  # executors must not assume a live output
-
-    def infer(self, handle: TensorSpec, index: TensorSpec, elem_type: Any, shape: Any):
-        return TensorSpec(shape, elem_type)
-
-    def compute(self, ctx: KernelContext, handle: dict, index: Any, elem_type: Any, shape: Any):
-        return handle.get(_key(index), cf.DEAD)
-
-    def bind(self, op: Operation, device_type: str = "CPU") -> Any:
-        dead = cf.DEAD
-
-        def stack_pop(ctx: KernelContext, handle: dict, index: Any) -> Any:
-            return handle.get(index if type(index) is tuple else int(index), dead)
-
-        return stack_pop  # the attrs only describe the value: no need to pass them
+from nbflow import errors
 
 
 # --- cond ---------------------------------------------------------------------------------------
@@ -150,8 +77,6 @@ def _dense(g: Any) -> Tensor:
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    from nbflow.ops import array_ops
-
     return array_ops.zeros_like(t)
 
 
@@ -209,8 +134,6 @@ class _ForwardState:
     """What the forward loop records for its gradient: an iteration counter and stacks."""
 
     def __init__(self, loop: cf.WhileContext):
-        from nbflow.ops import array_ops
-
         self.loop = loop
         self.stacks: dict[Tensor, Tensor] = {}  # forward tensor -> stack handle (top level)
         self.gate: Operation | None = None  # Merge the counter waits on for maybe-dead pushes
@@ -239,7 +162,7 @@ class _ForwardState:
             one = array_ops.constant(1, dtype=dtypes.int32, name="one")
             one.op._add_control_input(index.op)
             nxt = cf._create("NextIteration", [index + one], name="NextIteration")
-            cf._replace_input(merge, 1, nxt.outputs[0])
+            merge._update_input(1, nxt.outputs[0])
             count = cf._create("Exit", [switch.outputs[0]], name="Exit")
             made = [merge, switch, index.op, one.op, nxt, count, nxt.inputs[0].op]
             key = index
@@ -252,7 +175,7 @@ class _ForwardState:
             for op in made:
                 cf._contexts[op] = loop
         self.index = index  # the forward iteration, 0-based, inside the loop
-        self.key = key  # the stack key of the iteration, inside the loop
+        self.key: Tensor = key  # the stack key of the iteration, inside the loop
         self.next_iteration = nxt
         self.count = count.outputs[0]  # iterations run, in the frame around the loop
 
@@ -292,7 +215,7 @@ class _ForwardState:
                     "Merge", [[self.next_iteration.inputs[0]]], name=f"{self.loop.name}/grad_gate"
                 )
             cf._contexts[self.gate] = self.loop
-            cf._replace_input(self.next_iteration, 0, self.gate.outputs[0])
+            self.next_iteration._update_input(0, self.gate.outputs[0])
         self.gate._add_control_input(push)
 
 
@@ -385,13 +308,9 @@ def while_loop_grad(
     in another loop (its backward loop is then built inside the enclosing backward body).
     Loop invariants whose Enter is not in ``on_path`` (when given) get no gradient.
     """
-    from nbflow.ops import array_ops, math_ops
-
     if not loop.back_prop:
         return {}
     if _enclosing_loops(loop) and outer_key is None:
-        from nbflow import errors
-
         exit_op = loop.exits[0].op
         raise errors.UnimplementedError(
             exit_op.node_def,
@@ -482,7 +401,7 @@ def _route_forward_values(
             continue  # added to the forward loop (pushes of a nested loop's gradient)
         for k, t in enumerate(op._inputs):
             if t.op in constant_enters:
-                cf._replace_input(op, k, constant_enters[t.op])
+                op._update_input(k, constant_enters[t.op])
             elif _in_loop(t.op, loop):
                 pop = pops.get(t)
                 if pop is None:
@@ -495,7 +414,7 @@ def _route_forward_values(
                             name="grad_pop",
                         ).outputs[0]
                     pops[t] = pop
-                cf._replace_input(op, k, pop)
+                op._update_input(k, pop)
 
 
 def _backprop(
@@ -566,8 +485,6 @@ def _backprop(
 
 
 def _sum(grads: dict[Tensor, list], t: Tensor) -> Any:
-    from nbflow.ops import math_ops
-
     parts = grads.get(t)
     if not parts:
         return None
@@ -580,3 +497,8 @@ def _sum(grads: dict[Tensor, list], t: Tensor) -> Any:
 
 def _op_id(op: Operation) -> int:
     return op._id
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import array_ops, math_ops  # noqa: E402

@@ -24,6 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import Dimension, TensorShape
+from nbflow.ops import array_ops
 
 Tensor = ops_lib.Tensor
 
@@ -323,6 +324,7 @@ class Conv2D(_ConvOp):
     """2-D convolution (cross-correlation) of ``input`` with ``filter`` [KH, KW, C, O]."""
 
     inputs = ("input", "filter")
+    type_attrs = {"T": 0}
     samples = [
         Sample(input=(2, 5, 5, 3), filter=(3, 3, 3, 4), strides=[1, 1, 1, 1], padding="SAME"),
         Sample(input=(1, 6, 7, 2), filter=(2, 3, 2, 3), strides=[1, 2, 2, 1], padding="VALID"),
@@ -384,8 +386,6 @@ def _conv_attrs(op: Any) -> dict[str, Any]:
 
 def shape_tensor(t: Tensor) -> Tensor:
     """t's shape as an int32 tensor: a constant when it is known at graph construction."""
-    from nbflow.ops import array_ops
-
     if t.shape.is_fully_defined():
         return array_ops.constant(np.array(t.shape.as_list(), dtype=np.int32))
     return array_ops.shape(t)

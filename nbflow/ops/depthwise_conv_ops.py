@@ -113,6 +113,7 @@ class DepthwiseConv2dNative(_DepthwiseOp):
     C*M output channels, ``c * M + m`` from input channel ``c``."""
 
     inputs = ("input", "filter")
+    type_attrs = {"T": 0}
     samples = [
         Sample(input=(2, 5, 5, 3), filter=(3, 3, 3, 2), strides=[1, 1, 1, 1], padding="SAME"),
         Sample(input=(1, 6, 7, 2), filter=(2, 3, 2, 1), strides=[1, 2, 2, 1], padding="VALID"),

@@ -19,6 +19,9 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import Dimension, TensorShape
 from nbflow.ops.constant_ops import _create1
+from nbflow.ops import math_ops
+from nbflow.ops.constant_ops import ones_like
+from nbflow.ops.shape_ops import _reduce_to, expand_dims
 
 Tensor = ops_lib.Tensor
 _LETTERS = string.ascii_letters
@@ -106,13 +109,14 @@ class Einsum(OpDef):
             if x.dtype.base_dtype != dtype:
                 raise TypeError(f"einsum operands differ in dtype: {dtype} vs {x.dtype}")
         operands, output = parse_equation(equation, len(inputs))
-        if any(x.shape.ndims is None for x in inputs):
+        if any(x.shape.dims is None for x in inputs):
             known_rank = "..." not in output
             return TensorSpec(TensorShape([None] * len(output) if known_rank else None), dtype)
         letters: dict[str, Dimension] = {}
         ellipsis: list[Dimension] = []
         for x, tokens in zip(inputs, operands):
             dims = x.shape.dims
+            assert dims is not None  # all ranks known, checked above
             n_named = len(tokens) - ("..." in tokens)
             if len(dims) < n_named or ("..." not in tokens and len(dims) != n_named):
                 raise ValueError(
@@ -147,10 +151,6 @@ class Einsum(OpDef):
         return xp.asarray(out, dtype=inputs[0].dtype)
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops import math_ops
-        from nbflow.ops.constant_ops import ones_like
-        from nbflow.ops.shape_ops import _reduce_to, expand_dims
-
         xs = list(op.inputs)
         operands, output = parse_equation(op.get_attr("equation"), len(xs))
         grads = []

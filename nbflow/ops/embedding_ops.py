@@ -13,6 +13,10 @@ from typing import Any
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.ops import array_ops, math_ops
+from nbflow.ops import clip_ops
+from nbflow.framework.sparse_tensor import SparseTensor, convert_to_tensor_or_sparse_tensor
+from nbflow.ops.segment_ops import segment_sum
+from nbflow.ops.sort_ops import unique
 
 Tensor = ops_lib.Tensor
 
@@ -91,7 +95,6 @@ def _sharded_lookup(graph: Any, shards: list[Any], ids: Tensor, strategy: str) -
 def _clip_rows(result: Tensor, max_norm: Any) -> Tensor:
     if max_norm is None:
         return result
-    from nbflow.ops import clip_ops
 
     axes = list(range(1, result.shape.ndims)) if result.shape.ndims else [-1]
     return clip_ops.clip_by_norm(result, max_norm, axes=axes)
@@ -116,10 +119,6 @@ def embedding_lookup_sparse(
     looked up once each (``unique``), so the gradient reaching ``params`` is an IndexedSlices
     over the distinct ids.
     """
-    from nbflow.framework.sparse_tensor import SparseTensor, convert_to_tensor_or_sparse_tensor
-    from nbflow.ops.segment_ops import segment_sum
-    from nbflow.ops.sort_ops import unique
-
     combiner = "mean" if combiner is None else combiner
     if combiner not in ("mean", "sqrtn", "sum"):
         raise ValueError("combiner must be one of 'mean', 'sqrtn' or 'sum'")

@@ -180,7 +180,7 @@ def _dense(
     key: str,
 ) -> np.ndarray:
     """A dense feature of a batch: [batch] + shape; a first dimension None is padded."""
-    dims = shape.as_list()
+    dims: list[Any] = shape.as_list()  # ints, but for a variable first dimension (None)
     variable = bool(dims) and dims[0] is None
     row_size = math.prod(dims[1:] if variable else dims)
     default = np.asarray(default)
@@ -294,7 +294,7 @@ class ParseExample(OpDef):
         return 3 * len(attrs["sparse_keys"]) + len(attrs["dense_keys"])
 
     def infer(self, serialized: TensorSpec, dense_defaults: list, **attrs: Any) -> list:
-        batch = serialized.shape.with_rank(1).dims[0]
+        batch = serialized.shape.with_rank(1)[0]
         types, keys = attrs["sparse_types"], attrs["sparse_keys"]
         return [
             *_sparse_specs(keys),
@@ -357,7 +357,7 @@ class ParseSequenceExample(OpDef):
         )
 
     def infer(self, serialized: TensorSpec, context_dense_defaults: list, **attrs: Any) -> list:
-        batch = TensorShape([serialized.shape.with_rank(1).dims[0]])
+        batch = TensorShape([serialized.shape.with_rank(1)[0]])
         ctx_keys, list_keys = attrs["context_sparse_keys"], attrs["feature_list_sparse_keys"]
         return [
             *_sparse_specs(ctx_keys),
@@ -452,7 +452,7 @@ def _sequence_sparse(lists: list[Any], key: str, dtype: dtypes.DType) -> list[np
 def _sequence_dense(
     lists: list[Any], key: str, dtype: dtypes.DType, shape: TensorShape, allow_missing: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    dims = shape.as_list()
+    dims: list[Any] = shape.as_list()  # ints: dense feature shapes are fully defined
     size = math.prod(dims)
     batch = []
     for b, feature_lists in enumerate(lists):

@@ -17,6 +17,8 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import Tensor
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops import control_flow_ops as cf
+from nbflow.ops import array_ops
+from nbflow.ops.tensor_array_ops import TensorArray
 
 
 def _elems(elems: Any) -> tuple[list[Tensor], Callable[[list], Any]]:
@@ -27,21 +29,15 @@ def _elems(elems: Any) -> tuple[list[Tensor], Callable[[list], Any]]:
 
 
 def _length(flat: list[Tensor]) -> Tensor:
-    from nbflow.ops import array_ops
-
     return array_ops.shape(flat[0])[0]
 
 
 def _row(t: Tensor, i: Tensor) -> Tensor:
-    from nbflow.ops import array_ops
-
     return array_ops.gather(t, i)
 
 
 def _unstacked(flat: list[Tensor], n: Tensor) -> list[Any]:
     """One TensorArray per tensor of ``elems``, holding its rows."""
-    from nbflow.ops.tensor_array_ops import TensorArray
-
     return [
         TensorArray(t.dtype, size=n, element_shape=t.shape[1:] if t.shape.ndims else None).unstack(
             t
@@ -52,8 +48,6 @@ def _unstacked(flat: list[Tensor], n: Tensor) -> list[Any]:
 
 def _results(values: list[Tensor], n: Tensor, index: Any) -> list[Any]:
     """TensorArrays of ``n`` results, the first (``values``) written at ``index``."""
-    from nbflow.ops.tensor_array_ops import TensorArray
-
     return [TensorArray(v.dtype, size=n, element_shape=v.shape).write(index, v) for v in values]
 
 

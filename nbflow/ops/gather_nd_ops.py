@@ -19,6 +19,8 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops.constant_ops import _create1, _int_tensor, _shape_from_spec
+from nbflow.ops.shape_ops import shape
+from nbflow.ops.variables import Variable
 
 Tensor = ops_lib.Tensor
 
@@ -27,7 +29,7 @@ def _nd_shape(indices: TensorShape, inner: TensorShape) -> TensorShape:
     """``indices.shape[:-1] + inner``, where ``inner`` is the sliced part of params' shape."""
     if indices.ndims is None:
         return TensorShape(None)
-    return TensorShape(indices.dims[:-1]).concatenate(inner)
+    return indices[:-1].concatenate(inner)
 
 
 def _index_depth(indices: TensorShape) -> int | None:
@@ -94,8 +96,6 @@ class GatherNd(OpDef):
         return params[coordinates].reshape(out_shape)
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.shape_ops import shape
-
         params, indices = op.inputs
         return [scatter_nd(indices, grad, shape(params, out_type=indices.dtype)), None]
 
@@ -109,7 +109,6 @@ def gather_nd(params: Any, indices: Any, name: str | None = None, batch_dims: in
     """
     if batch_dims:
         raise ValueError("gather_nd: batch_dims other than 0 are not supported")
-    from nbflow.ops.variables import Variable
 
     if isinstance(params, Variable):
         params = params.value()

@@ -13,6 +13,7 @@ import numpy as np
 
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
+from nbflow.framework.indexed_slices import IndexedSlices
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops.constant_ops import (
@@ -41,6 +42,7 @@ class GatherV2(OpDef):
 
     inputs = ("params", "indices", "axis")
     attrs = {"batch_dims": 0}
+    type_attrs = {"Tparams": 0, "Tindices": 1, "Taxis": 2}
     samples = [
         Sample(params=(5, 3), indices=np.array([2, 0, 2], np.int32), axis=np.array(0, np.int32)),
         Sample(
@@ -51,6 +53,7 @@ class GatherV2(OpDef):
     ]
 
     def infer(self, params: TensorSpec, indices: TensorSpec, axis: TensorSpec, batch_dims: int):
+        a: Any  # the axis: its value, then the checked int
         a, dims, idx = _value(axis), params.shape.dims, indices.shape.dims
         dtype = params.dtype.base_dtype
         if batch_dims:
@@ -76,8 +79,6 @@ class GatherV2(OpDef):
         if a == 0 and params.shape.is_fully_defined() and indices.shape.ndims == 1:
             # The common embedding case: every shape is static, so the sparse gradient is the
             # upstream gradient itself, indexed by ``indices``: no shape arithmetic at run time.
-            from nbflow.framework.indexed_slices import IndexedSlices
-
             # int32, as TensorFlow's gather gradient gives it
             dense_shape = ops_lib.convert_to_tensor(np.array(params.shape.as_list(), np.int32))
             return [IndexedSlices(grad, indices, dense_shape), None, None]
@@ -85,8 +86,6 @@ class GatherV2(OpDef):
         flat_indices = reshape(indices, [-1])
         n = stack([size(indices, out_type=dtypes.int64)])
         if a == 0:
-            from nbflow.framework.indexed_slices import IndexedSlices
-
             values = reshape(grad, concat([n, params_shape[1:]], 0))
             dense_shape = shape(params, out_type=dtypes.int32)  # TensorFlow's dtype
             return [IndexedSlices(values, flat_indices, dense_shape), None, None]
@@ -117,9 +116,7 @@ def gather(
     >>> tf.gather(tf.zeros([5, 3]), [0, 2]).shape
     TensorShape([2, 3])
     """
-    from nbflow.ops.variables import Variable
-
-    if isinstance(params, Variable):
+    if isinstance(params, variables.Variable):
         params = params.value()
     inputs = [ops_lib.convert_to_tensor(params), _int_tensor(indices), _int_tensor(axis)]
     return _create1("GatherV2", inputs, {"batch_dims": batch_dims}, name=name)
@@ -179,8 +176,6 @@ class UnsortedSegmentSum(OpDef):
         return out
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops import math_ops
-
         ids = op.inputs[1]
         is_positive = math_ops.greater_equal(ids, zeros_like(ids))
         gathered = gather(grad, math_ops.maximum(ids, zeros_like(ids)))
@@ -270,7 +265,7 @@ class DynamicStitch(OpDef):
 
     def infer(self, indices: list[TensorSpec], data: list[TensorSpec]) -> TensorSpec:
         dtype = data[0].dtype.base_dtype
-        rest: TensorShape | None = TensorShape(None)
+        rest = TensorShape(None)
         for idx, d in zip(indices, data):
             if idx.shape.ndims is None or d.shape.ndims is None:
                 continue
@@ -278,7 +273,7 @@ class DynamicStitch(OpDef):
         values = [_value(i) for i in indices]
         n = None
         if all(v is not None for v in values):
-            n = max((int(v.max()) + 1 for v in values if v.size), default=0)
+            n = max((int(v.max()) + 1 for v in values if v is not None and v.size), default=0)
         return TensorSpec(TensorShape([n]).concatenate(rest), dtype)
 
     def compute(self, ctx: KernelContext, indices: Any, data: Any) -> Any:
@@ -294,6 +289,9 @@ class DynamicStitch(OpDef):
         n = op.get_attr("N")
         indices = op.inputs[:n]
         return [None] * n + [gather(grad, i) for i in indices]
+
+    def must_run_on_cpu(self, attrs: dict[str, Any]) -> bool:
+        return attrs.get("T") is dtypes.int32
 
 
 def dynamic_stitch(indices: list[Any], data: list[Any], name: str | None = None) -> Tensor:
@@ -412,6 +410,46 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask", axis: Any =
 
 
 def _prod(x: Tensor) -> Tensor:
-    from nbflow.ops import math_ops
-
     return math_ops.reduce_prod(x)
+
+
+# --- IndexedSlices to a dense tensor --------------------------------------------------------------
+def _dense_rows(dense_shape: Tensor) -> Any:
+    """The number of rows of the dense tensor, as a scalar tensor (or a Python int if known)."""
+    known = ops_lib.constant_value(dense_shape)
+    if known is not None:
+        return int(known[0])
+    return gather(dense_shape, 0)
+
+
+def densify(slices: IndexedSlices, name: str | None = None) -> Tensor:
+    """The dense tensor an IndexedSlices stands for (duplicate indices add up)."""
+    if slices.dense_shape is None:
+        raise ValueError(
+            f"Tensor conversion requested for IndexedSlices without dense_shape: {slices!r}"
+        )
+    return unsorted_segment_sum(
+        slices.values,
+        slices.indices,
+        _dense_rows(slices.dense_shape),
+        name=name or "IndexedSlicesToDense",
+    )
+
+
+def _convert_indexed_slices(
+    value: IndexedSlices, dtype: Any = None, name: str | None = None, as_ref: bool = False
+) -> Tensor:
+    if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
+        raise ValueError(
+            f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for IndexedSlices "
+            f"with dtype {value.dtype.name}: {value!r}"
+        )
+    return densify(value, name=name)
+
+
+ops_lib.register_tensor_conversion_function(IndexedSlices, _convert_indexed_slices)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops, variables  # noqa: E402

@@ -35,6 +35,7 @@ import contextlib
 import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,7 @@ _ROW = 1 << 13  # values per dot product of the sum of squares
 class _Bucketing:
     """The per-dtype tables that turn a value's bits into a slot, and a slot into a bucket."""
 
-    bits: type  # the unsigned integer type of the value's width
+    bits: type[np.unsignedinteger]  # the unsigned integer type of the value's width
     shift: int  # bits below the 16-bit cell
     table: np.ndarray  # [65536] of ``bits``: sums with the value's bits wrap around
     bucket_of_slot: np.ndarray  # intp; len(BUCKET_LIMITS) for a value of DBL_MAX, past the last
@@ -83,12 +84,12 @@ def _bucketing(dtype: type) -> _Bucketing:
     bits = np.uint32 if info.bits == 32 else np.uint64
     shift = info.bits - 16
     limits = POSITIVE_LIMITS
-    rounded = limits.astype(dtype)
+    rounded: np.ndarray = limits.astype(dtype)
     at_least = np.where(rounded < limits, np.nextafter(rounded, dtype(np.inf)), rounded)
     above = np.where(at_least > limits, at_least, np.nextafter(at_least, dtype(np.inf)))
     # the smallest subnormal and the smallest normal come first: slots 0, 1 and 2 are zero,
     # subnormal and [smallest normal, 1e-12), which all count in the zero bucket
-    small = np.array([info.smallest_subnormal, info.smallest_normal], dtype=dtype)
+    small: np.ndarray = np.array([info.smallest_subnormal, info.smallest_normal], dtype=dtype)
     positive = [small, at_least] + ([np.array([DBL_MAX])] if dtype is np.float64 else [])
     negative = [small, above]
     sides = [
@@ -131,7 +132,7 @@ _scratch_pool: list[np.ndarray] = []  # spare [2, _CHUNK] intp buffers (list.pop
 
 def _counts_and_sums(values: np.ndarray, bucketing: _Bucketing) -> tuple[np.ndarray, float, float]:
     """Slot counts, sum and sum of squares (float64) of finite, contiguous, 1-D ``values``."""
-    bits = values.view(bucketing.bits)
+    bits: np.ndarray = values.view(bucketing.bits)
     shift, table = bucketing.shift, bucketing.table
     counts = np.zeros(len(bucketing.bucket_of_slot), dtype=np.intp)
     total = squares = 0.0
@@ -162,7 +163,7 @@ def _counts_and_sums(values: np.ndarray, bucketing: _Bucketing) -> tuple[np.ndar
     return counts, total, squares
 
 
-def _not_finite(values: np.ndarray, name: str) -> errors.InvalidArgumentError:
+def _not_finite(values: np.ndarray, name: str) -> errors.OpError:
     first = values[int(np.argmax(~np.isfinite(values)))]
     what = "Nan" if np.isnan(first) else "Infinity"
     return errors.InvalidArgumentError(None, None, f"{what} in summary histogram for: {name}")
@@ -181,7 +182,7 @@ def _as_counted(values: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(counted).reshape(-1)
 
 
-def _proto(stats: tuple, limits: np.ndarray, counts: np.ndarray) -> protos.HistogramProto:
+def _proto(stats: tuple, limits: np.ndarray, counts: np.ndarray) -> Any:  # HistogramProto
     lo, hi, num, total, squares = stats
     return protos.HistogramProto(
         min=lo,
@@ -194,7 +195,7 @@ def _proto(stats: tuple, limits: np.ndarray, counts: np.ndarray) -> protos.Histo
     )
 
 
-def histogram_proto(values: np.ndarray, name: str = "") -> protos.HistogramProto:
+def histogram_proto(values: np.ndarray, name: str = "") -> Any:  # protos.HistogramProto
     """The ``HistogramProto`` of ``values``, as TensorFlow's HistogramSummary makes it.
 
     >>> h = histogram_proto(np.array([0.5, 2.0, 2.0]))
@@ -207,7 +208,7 @@ def histogram_proto(values: np.ndarray, name: str = "") -> protos.HistogramProto
     lo, hi = float(x.min()), float(x.max())
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise _not_finite(x, name)
-    bucketing = _bucketing(x.dtype.type)
+    bucketing = _bucketing(x.dtype.type)  # type: ignore[arg-type]  # mypy: a class is Hashable
     with np.errstate(over="ignore") if max(-lo, hi) > 1e154 else contextlib.nullcontext():
         slot_counts, total, squares = _counts_and_sums(x, bucketing)  # squares may be inf
     flushed = x

@@ -27,11 +27,11 @@ from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.ops import array_ops, depthwise_conv_ops, math_ops, random_ops  # noqa: F401
 from nbflow.ops.einsum_ops import tensordot
 from nbflow.ops.image_codec_ops import decode_jpeg, encode_jpeg_variable_quality
-from nbflow.ops.image_ops import convert_image_dtype  # image_ops re-exports this module last
+from nbflow.ops.image_color_ops import convert_image_dtype
 
 Tensor = ops_lib.Tensor
 
-__all__ = [
+__all__: list[str] = [
     "adjust_jpeg_quality",
     "draw_bounding_boxes",
     "extract_image_patches",
@@ -57,7 +57,7 @@ _RGB_TO_YIQ = [
     [0.587, -0.27455667, -0.52273617],
     [0.114, -0.32134392, 0.31119955],
 ]
-_YIQ_TO_RGB = [
+_YIQ_TO_RGB: list[list[float]] = [
     [1, 1, 1],
     [0.95598634, -0.27201283, -1.10674021],
     [0.6208248, -0.64720424, 1.70423049],
@@ -67,7 +67,11 @@ _RGB_TO_YUV = [
     [0.587, -0.28886916, -0.51496512],
     [0.114, 0.43601035, -0.10001026],
 ]
-_YUV_TO_RGB = [[1, 1, 1], [0, -0.394642334, 2.03206185], [1.13988303, -0.58062185, 0]]
+_YUV_TO_RGB: list[list[float]] = [
+    [1, 1, 1],
+    [0, -0.394642334, 2.03206185],
+    [1.13988303, -0.58062185, 0],
+]
 
 
 def _depthwise_valid(x: Tensor, filters: Tensor) -> Tensor:
@@ -559,11 +563,12 @@ class ExtractImagePatches(OpDef):
 
     def infer(self, images: TensorSpec, ksizes, strides, rates, padding) -> TensorSpec:
         dims = images.shape.with_rank(4).as_list()
-        out = [None, None]
+        out: list[int | None] = [None, None]
         for axis in (1, 2):
             k = ksizes[axis] + (ksizes[axis] - 1) * (rates[axis] - 1)
-            if dims[axis] is not None:
-                out[axis - 1] = _padding_before(dims[axis], k, strides[axis], padding)[0]
+            size = dims[axis]
+            if size is not None:
+                out[axis - 1] = _padding_before(size, k, strides[axis], padding)[0]
         depth = None if dims[3] is None else ksizes[1] * ksizes[2] * dims[3]
         return TensorSpec([dims[0], out[0], out[1], depth], images.dtype)
 

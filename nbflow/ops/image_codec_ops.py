@@ -21,7 +21,7 @@ from __future__ import annotations
 import io
 import struct
 import zlib
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from PIL import Image, ImageSequence
@@ -292,7 +292,7 @@ class DecodePng(_Decode):
 class DecodeGif(_Decode):
     """A GIF's frames, uint8 [frames, h, w, 3], each drawn over the ones before as shown."""
 
-    attrs: dict[str, Any] = {}
+    attrs: ClassVar[dict[str, Any]] = {}
     kind = "gif"
     samples = [Sample(contents=_sample_file("GIF"))]
 

@@ -10,7 +10,8 @@ max, rotates that hue by ``6 * delta`` sectors and rebuilds the pixel from the s
 ``AdjustSaturation`` converts to HSV with TensorFlow's float32 arithmetic, scales and clips the
 saturation, and converts back. Both work on float images; the builders ``adjust_hue`` and
 ``adjust_saturation`` convert other dtypes to float32 and back. As in TensorFlow 1.15, none of
-the four ops has a gradient.
+the four ops has a gradient. ``convert_image_dtype`` (rescaling between integer and float
+images) lives here too, below every image module that converts.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import numpy as np
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
-from nbflow.ops import random_ops
+from nbflow.framework.tensor_shape import as_dimension
+from nbflow.ops import array_ops, math_ops, random_ops
 from nbflow.ops.constant_ops import _create1
 
 Tensor = ops_lib.Tensor
@@ -32,7 +34,7 @@ _RGB = np.array([[0.2, 0.5, 0.9], [0.7, 0.7, 0.1], [0.3, 0.3, 0.3], [0.0, 0.0, 0
 
 def _rgb_spec(images: TensorSpec, min_rank: int, types: tuple[dtypes.DType, ...]) -> TensorSpec:
     shape = images.shape.with_rank_at_least(min_rank)
-    channels = shape.dims[-1]
+    channels = as_dimension(shape[-1])
     if not channels.is_compatible_with(3):
         raise ValueError(f"Dimension must be 3 but is {channels.value} (images: {shape})")
     if images.dtype.base_dtype not in types:
@@ -250,8 +252,6 @@ def hsv_to_rgb(images: Any, name: str | None = None) -> Tensor:
 
 def _adjust_in_float(op_type: str, image: Any, factor: Any, scope: str, name: str | None):
     """``op_type`` on ``image`` in float32 (float16 kept), converted back to its dtype."""
-    from nbflow.ops.image_ops import convert_image_dtype
-
     with ops_lib.name_scope(name, scope, [image, factor]):
         image = ops_lib.convert_to_tensor(image, name="image")
         dtype = image.dtype.base_dtype
@@ -298,3 +298,45 @@ def random_saturation(image: Any, lower: float, upper: float, seed: int | None =
         raise ValueError("lower must be non-negative.")
     factor = random_ops.random_uniform([], lower, upper, seed=seed)
     return adjust_saturation(image, factor)
+
+
+# --- dtype conversion ----------------------------------------------------------------------------
+def _saturate_cast(value: Tensor, dtype: dtypes.DType, name: str | None = None) -> Tensor:
+    """``value`` clamped to ``dtype``'s range, then cast (TensorFlow's ``saturate_cast``)."""
+    if value.dtype.min < dtype.min:
+        value = math_ops.maximum(value, ops_lib.convert_to_tensor(dtype.min, dtype=value.dtype))
+    if value.dtype.max > dtype.max:
+        value = math_ops.minimum(value, ops_lib.convert_to_tensor(dtype.max, dtype=value.dtype))
+    return math_ops.cast(value, dtype, name=name)
+
+
+def convert_image_dtype(
+    image: Any, dtype: Any, saturate: bool = False, name: str | None = None
+) -> Tensor:
+    """``image`` in ``dtype``, rescaled: floats span [0, 1), integers [0, dtype.max].
+
+    >>> import nbflow as tf
+    >>> tf.Session().run(tf.image.convert_image_dtype(tf.constant([0, 255], tf.uint8), tf.float32))
+    array([0., 1.], dtype=float32)
+    """
+    image = ops_lib.convert_to_tensor(image, name="image")
+    dtype = dtypes.as_dtype(dtype).base_dtype
+    if not dtype.is_floating and not dtype.is_integer:
+        raise AttributeError("dtype must be either floating point or integer")
+    source = image.dtype.base_dtype
+    if dtype == source:
+        return array_ops.identity(image, name=name)
+    cast = _saturate_cast if saturate else math_ops.cast
+    with ops_lib.name_scope(name, "convert_image", [image]) as scope:
+        if source.is_integer and dtype.is_integer:
+            scale_in, scale_out = int(source.max), int(dtype.max)
+            if scale_in > scale_out:  # scale first: in.max lands just below out.max + 1
+                scaled = math_ops.floordiv(image, (scale_in + 1) // (scale_out + 1))
+                return cast(scaled, dtype, name=scope)
+            return math_ops.multiply(cast(image, dtype), (scale_out + 1) // (scale_in + 1), scope)
+        if source.is_floating and dtype.is_floating:
+            return math_ops.cast(image, dtype, name=scope)
+        if source.is_integer:  # to float: cast, then scale; nothing can saturate
+            return math_ops.multiply(math_ops.cast(image, dtype), 1.0 / source.max, name=scope)
+        scaled = math_ops.multiply(image, dtype.max + 0.5)  # + 0.5: the cast truncates
+        return cast(scaled, dtype, name=scope)

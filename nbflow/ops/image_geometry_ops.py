@@ -392,7 +392,7 @@ def central_crop(image: Any, central_fraction: float) -> Tensor:
             )
         h = rank - 3
         dims = _image_dimensions(image, rank)
-        starts = []
+        starts: list[Any] = []  # ints, or int32 tensors where the size is not static
         for d in dims[h : h + 2]:
             if ops_lib.is_tensor(d):
                 d = math_ops.cast(d, dtypes.float64)

@@ -20,6 +20,7 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.ops import array_ops, math_ops, random_ops
 from nbflow.ops.image_color_ops import (  # noqa: F401 - re-exported
+    convert_image_dtype,
     adjust_hue,
     adjust_saturation,
     hsv_to_rgb,
@@ -60,10 +61,31 @@ from nbflow.ops.image_codec_ops import (  # noqa: F401 - re-exported
 )
 from nbflow.ops.resize_bicubic_area_ops import resize_area, resize_bicubic  # noqa: F401
 from nbflow.ops.resize_ops import resize_bilinear, resize_nearest_neighbor  # noqa: F401
+from nbflow.ops.image_analysis_ops import __all__ as _ANALYSIS_NAMES
+from nbflow.ops.image_analysis_ops import (  # noqa: F401 - re-exported
+    adjust_jpeg_quality,
+    draw_bounding_boxes,
+    extract_image_patches,
+    extract_patches,
+    image_gradients,
+    non_max_suppression,
+    non_max_suppression_overlaps,
+    non_max_suppression_padded,
+    non_max_suppression_with_scores,
+    psnr,
+    random_jpeg_quality,
+    rgb_to_yiq,
+    rgb_to_yuv,
+    sobel_edges,
+    ssim,
+    yiq_to_rgb,
+    yuv_to_rgb,
+)
+from nbflow.ops.image_codec_ops import decode_and_crop_jpeg, extract_jpeg_shape  # noqa: F401
 
 Tensor = ops_lib.Tensor
 
-__all__ = [
+__all__: list[str] = [
     "ResizeMethod",
     "adjust_brightness",
     "adjust_contrast",
@@ -113,47 +135,6 @@ __all__ = [
 
 
 # --- dtypes and pixel values ---------------------------------------------------------------------
-def _saturate_cast(value: Tensor, dtype: dtypes.DType, name: str | None = None) -> Tensor:
-    """``value`` clamped to ``dtype``'s range, then cast (TensorFlow's ``saturate_cast``)."""
-    if value.dtype.min < dtype.min:
-        value = math_ops.maximum(value, ops_lib.convert_to_tensor(dtype.min, dtype=value.dtype))
-    if value.dtype.max > dtype.max:
-        value = math_ops.minimum(value, ops_lib.convert_to_tensor(dtype.max, dtype=value.dtype))
-    return math_ops.cast(value, dtype, name=name)
-
-
-def convert_image_dtype(
-    image: Any, dtype: Any, saturate: bool = False, name: str | None = None
-) -> Tensor:
-    """``image`` in ``dtype``, rescaled: floats span [0, 1), integers [0, dtype.max].
-
-    >>> import nbflow as tf
-    >>> tf.Session().run(tf.image.convert_image_dtype(tf.constant([0, 255], tf.uint8), tf.float32))
-    array([0., 1.], dtype=float32)
-    """
-    image = ops_lib.convert_to_tensor(image, name="image")
-    dtype = dtypes.as_dtype(dtype).base_dtype
-    if not dtype.is_floating and not dtype.is_integer:
-        raise AttributeError("dtype must be either floating point or integer")
-    source = image.dtype.base_dtype
-    if dtype == source:
-        return array_ops.identity(image, name=name)
-    cast = _saturate_cast if saturate else math_ops.cast
-    with ops_lib.name_scope(name, "convert_image", [image]) as scope:
-        if source.is_integer and dtype.is_integer:
-            scale_in, scale_out = int(source.max), int(dtype.max)
-            if scale_in > scale_out:  # scale first: in.max lands just below out.max + 1
-                scaled = math_ops.floordiv(image, (scale_in + 1) // (scale_out + 1))
-                return cast(scaled, dtype, name=scope)
-            return math_ops.multiply(cast(image, dtype), (scale_out + 1) // (scale_in + 1), scope)
-        if source.is_floating and dtype.is_floating:
-            return math_ops.cast(image, dtype, name=scope)
-        if source.is_integer:  # to float: cast, then scale; nothing can saturate
-            return math_ops.multiply(math_ops.cast(image, dtype), 1.0 / source.max, name=scope)
-        scaled = math_ops.multiply(image, dtype.max + 0.5)  # + 0.5: the cast truncates
-        return cast(scaled, dtype, name=scope)
-
-
 def _as_float(image: Tensor) -> Tensor:
     if image.dtype.base_dtype in (dtypes.float16, dtypes.float32):
         return image
@@ -310,27 +291,5 @@ def decode_image(
 random_crop = random_ops.random_crop  # tf.image.random_crop is tf.random_crop
 
 
-# More of tf.image, built on convert_image_dtype above (colour spaces, edges, quality, NMS).
-from nbflow.ops.image_analysis_ops import __all__ as _ANALYSIS_NAMES  # noqa: E402
-from nbflow.ops.image_analysis_ops import (  # noqa: E402, F401 - re-exported
-    adjust_jpeg_quality,
-    draw_bounding_boxes,
-    extract_image_patches,
-    extract_patches,
-    image_gradients,
-    non_max_suppression,
-    non_max_suppression_overlaps,
-    non_max_suppression_padded,
-    non_max_suppression_with_scores,
-    psnr,
-    random_jpeg_quality,
-    rgb_to_yiq,
-    rgb_to_yuv,
-    sobel_edges,
-    ssim,
-    yiq_to_rgb,
-    yuv_to_rgb,
-)
-from nbflow.ops.image_codec_ops import decode_and_crop_jpeg, extract_jpeg_shape  # noqa: E402, F401
-
+# More of tf.image: colour spaces, edges, quality, NMS (image_analysis_ops) and JPEG helpers.
 __all__ += [*_ANALYSIS_NAMES, "decode_and_crop_jpeg", "extract_jpeg_shape"]

@@ -16,6 +16,7 @@ import numpy as np
 
 from nbflow.framework import dtypes
 from nbflow.ops import array_ops, random_ops
+from nbflow.ops import variables as variables_lib
 
 
 class Initializer:
@@ -294,20 +295,14 @@ orthogonal = Orthogonal
 
 def global_variables() -> Any:
     """``tf.initializers.global_variables()``: the op initializing every global variable."""
-    from nbflow.ops import variables
-
-    return variables.global_variables_initializer()
+    return variables_lib.global_variables_initializer()
 
 
 def local_variables() -> Any:
-    from nbflow.ops import variables
-
-    return variables.local_variables_initializer()
+    return variables_lib.local_variables_initializer()
 
 
 def variables(var_list: list[Any], name: str = "init") -> Any:
-    from nbflow.ops import variables as variables_lib
-
     return variables_lib.variables_initializer(var_list, name=name)
 
 
@@ -325,7 +320,7 @@ class Identity(Initializer):
             raise ValueError(
                 f"Identity matrix initializer can only be used for 2D matrices: {dims}"
             )
-        return array_ops.constant(self.gain * np.eye(*dims), dtype=self._dtype(dtype))
+        return array_ops.constant(self.gain * np.eye(dims[0], dims[1]), dtype=self._dtype(dtype))
 
     def get_config(self) -> dict[str, Any]:
         return {"gain": self.gain, "dtype": self.dtype.name}

@@ -29,6 +29,7 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework import protos, tensor_bundle
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops.array_ops import constant
 
 _TEMP_MARK = "_temp_"
 
@@ -270,8 +271,6 @@ class RestoreV2(OpDef):
 
 # --- builders -----------------------------------------------------------------------------------
 def _string_const(values: Any, name: str) -> ops_lib.Tensor:
-    from nbflow.ops.array_ops import constant
-
     return constant(values, dtype=dtypes.string, name=name)
 
 

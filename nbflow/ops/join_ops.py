@@ -36,6 +36,7 @@ class ConcatV2(OpDef):
     """The ``values`` joined along dimension ``axis``."""
 
     inputs = ("values*", "axis")
+    type_attrs = {"T": 0, "Tidx": -1}
     samples = [
         Sample(values=[(2, 3), (2, 1)], axis=np.array(1, np.int32)),
         Sample(values=[(2, 3), (0, 3), (1, 3)], axis=np.array(0, np.int32), input_dtype=np.int32),
@@ -51,7 +52,7 @@ class ConcatV2(OpDef):
                     f"{v.dtype.base_dtype.name}"
                 )
         rank = next((v.shape.ndims for v in values if v.shape.ndims is not None), None)
-        a = _value(axis)
+        a: Any = _value(axis)
         if rank is None:
             return TensorSpec(TensorShape(None), dtype)
         if a is None:
@@ -78,8 +79,6 @@ class ConcatV2(OpDef):
         return ctx.xp.concatenate(values, int(axis))
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_ops import gather  # gather_ops builds on this module
-
         values, axis = op.inputs[:-1], op.inputs[-1]
         if len(values) == 1:
             return [grad, None]
@@ -90,7 +89,7 @@ class ConcatV2(OpDef):
             sizes = [s[a] for s in static]
             if all(n is not None for n in sizes):
                 return [*split(grad, sizes, axis=a), None]
-            sizes_t = stack([gather(shape(v), a) for v in values])
+            sizes_t = stack([gather_ops.gather(shape(v), a) for v in values])
         else:
             sizes_t = stack([shape(v)[axis] for v in values])
         return [*split(grad, sizes_t, axis=axis, num=len(values)), None]
@@ -123,6 +122,7 @@ class Split(OpDef):
         return attrs["num_split"]
 
     def infer(self, split_dim: TensorSpec, value: TensorSpec, num_split: int) -> list[TensorSpec]:
+        a: Any  # the axis: its value, then the checked int
         dtype, dims, a = value.dtype.base_dtype, value.shape.dims, _value(split_dim)
         if dims is None or a is None:
             rank = value.shape.ndims
@@ -171,6 +171,7 @@ class SplitV(OpDef):
     def infer(
         self, value: TensorSpec, size_splits: TensorSpec, split_dim: TensorSpec, num_split: int
     ) -> list[TensorSpec]:
+        a: Any  # the axis: its value, then the checked int
         dtype, dims, a = value.dtype.base_dtype, value.shape.dims, _value(split_dim)
         sizes = _value(size_splits)
         if dims is None or a is None:
@@ -187,7 +188,7 @@ class SplitV(OpDef):
         self, ctx: KernelContext, value: Any, size_splits: Any, split_dim: Any, num_split: int
     ) -> Any:
         axis = int(split_dim)
-        sizes = _split_sizes(size_splits, value.shape[axis])
+        sizes: list[Any] = _split_sizes(size_splits, value.shape[axis])  # all known here
         cuts = np.cumsum(sizes[:-1]).tolist()
         out = ctx.xp.split(value, cuts, axis)
         return out[0] if num_split == 1 else out
@@ -238,6 +239,7 @@ class Pack(OpDef):
 
     inputs = ("values*",)
     attrs = {"axis": 0}
+    type_attrs = {"T": 0}
     samples = [
         Sample(values=[(2, 3), (2, 3)]),
         Sample(values=[(2, 3), (2, 3), (2, 3)], axis=-1),
@@ -318,7 +320,7 @@ def _convert_for_pack(values: Any) -> list[Tensor]:
     return out
 
 
-def _autopack(values: list[Any], name: str | None = None) -> Tensor:
+def _autopack(values: list[Any] | tuple[Any, ...], name: str | None = None) -> Tensor:
     """``convert_to_tensor`` of a (nested) list holding tensors: Pack its items."""
     return _create1("Pack", [_convert_for_pack(values)], {"axis": 0}, name=name or "packed")
 
@@ -331,6 +333,7 @@ class Unpack(OpDef):
 
     inputs = ("value",)
     attrs = {"num": REQUIRED, "axis": 0}
+    type_attrs = {"T": 0}
     samples = [Sample(value=(3, 2), num=3), Sample(value=(2, 4), num=4, axis=-1)]
 
     def output_count(self, attrs: dict[str, Any]) -> int:
@@ -372,6 +375,7 @@ class Tile(OpDef):
     """``input`` repeated ``multiples[i]`` times along each dimension i."""
 
     inputs = ("input", "multiples")
+    type_attrs = {"T": 0, "Tmultiples": 1}
     samples = [
         Sample(input=(2, 3), multiples=np.array([2, 1], np.int32)),
         Sample(input=(2,), multiples=np.array([3], np.int32)),
@@ -402,8 +406,6 @@ class Tile(OpDef):
         return ctx.xp.tile(input, multiples.tolist())
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops import math_ops
-
         x, multiples = op.inputs
         # grad viewed as [m0, d0, m1, d1, ...], summed over the multiples' axes
         split_shape = reshape(
@@ -415,3 +417,8 @@ class Tile(OpDef):
 
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:
     return _create1("Tile", [ops_lib.convert_to_tensor(input), _int_tensor(multiples)], name=name)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import gather_ops, math_ops  # noqa: E402

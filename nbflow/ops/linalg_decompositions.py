@@ -442,7 +442,7 @@ class SelfAdjointEigV2(OpDef):
         e, v = xp.linalg.eigh(input)
         return e, v
 
-    def gradient(self, op: ops_lib.Operation, grad_e: Tensor, grad_v: Tensor) -> list:
+    def gradient(self, op: ops_lib.Operation, grad_e: Tensor, grad_v: Tensor | None) -> list:
         a = op.inputs[0]
         e, v = op.outputs
         if not op.get_attr("compute_v"):

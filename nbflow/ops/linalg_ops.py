@@ -47,6 +47,7 @@ class MatMul(OpDef):
 
     inputs = ("a", "b")
     attrs = {"transpose_a": False, "transpose_b": False}
+    type_attrs = {"T": 0}
     cost = "expensive"
     samples = [
         Sample(a=(2, 3), b=(3, 4)),
@@ -94,6 +95,7 @@ class BatchMatMulV2(OpDef):
 
     inputs = ("x", "y")
     attrs = {"adj_x": False, "adj_y": False}
+    type_attrs = {"T": 0}
     cost = "expensive"
     samples = [
         Sample(x=(2, 2, 3), y=(2, 3, 4)),

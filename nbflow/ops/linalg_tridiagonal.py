@@ -60,7 +60,7 @@ def tridiagonal_solve(
     with ops_lib.name_scope(name, "tridiagonal_solve", [rhs]):
         dense = _dense_tridiagonal(diagonals, diagonals_format)
         b = ops_lib.convert_to_tensor(rhs, dtype=dense.dtype.base_dtype, name="rhs")
-        vector = b.shape.ndims == dense.shape.ndims - 1
+        vector = b.shape.ndims == len(dense.shape) - 1
         if vector:
             b = array_ops.expand_dims(b, -1)
         elif transpose_rhs:  # no effect on a vector right-hand side, as in TensorFlow
@@ -72,7 +72,7 @@ def tridiagonal_solve(
 
 
 def _swap_last(x: Tensor) -> list[int]:
-    rank = x.shape.ndims
+    rank = len(x.shape)
     return list(range(rank - 2)) + [rank - 1, rank - 2]
 
 

@@ -46,8 +46,6 @@ def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None
 
 
 def _array_ops() -> Any:
-    from nbflow.ops import array_ops  # the sibling family; imported when a gradient is built
-
     return array_ops
 
 
@@ -60,7 +58,7 @@ def _check_dtype(op_type: str, arg: str, spec: TensorSpec, allowed: frozenset | 
         )
 
 
-def _copy_samples(cls: type) -> None:
+def _copy_samples(cls: type[OpDef]) -> None:
     """Give a subclass its own Sample objects (a Sample records the one op it belongs to)."""
     if "samples" not in cls.__dict__:
         cls.samples = [Sample(s.input_dtype, **s.kwargs) for s in cls.samples]
@@ -114,9 +112,9 @@ def binary(op_type: str, x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def _keeps_shape(x: TensorShape, other: TensorShape) -> bool:
     """Whether broadcasting ``x`` against ``other`` surely leaves x's shape unchanged."""
-    if x.ndims is None or other.ndims is None or other.ndims > x.ndims:
-        return False
     xd, od = x.dims, other.dims
+    if x.ndims is None or other.ndims is None or other.ndims > x.ndims or xd is None or od is None:
+        return False
     for a, b in zip(xd[x.ndims - other.ndims :], od):
         if a.value is not None and a.value != 1:
             continue
@@ -132,29 +130,27 @@ def _unbroadcast(grad: Tensor, x: Tensor, other: TensorShape | None = None) -> T
     ``other`` is the static shape of the other operand, if known: when it shows that ``x`` was
     not broadcast, ``grad`` is returned as it is (no ops added).
     """
-    from nbflow.ops.math_reductions import reduce_sum
-
     xs, gs = x.shape, grad.shape
     if other is not None and _keeps_shape(xs, other):
         return grad
-    if xs.is_fully_defined() and gs.ndims is not None and gs.ndims >= xs.ndims:
+    if xs.is_fully_defined() and gs.ndims is not None and gs.ndims >= len(xs):
         if gs.is_fully_defined() and gs.as_list() == xs.as_list():
             return grad
-        lead = gs.ndims - xs.ndims
+        lead = gs.ndims - len(xs)
         ones = [
             i
             for i, d in enumerate(xs.as_list())
             if d == 1 and gs.dims[lead + i].value != 1  # type: ignore[index]
         ]
         if lead:
-            grad = reduce_sum(grad, list(builtins.range(lead)))
+            grad = math_reductions.reduce_sum(grad, list(builtins.range(lead)))
         if ones:
-            grad = reduce_sum(grad, ones, keepdims=True)
+            grad = math_reductions.reduce_sum(grad, ones, keepdims=True)
         return grad
     array_ops = _array_ops()
     x_shape = array_ops.shape(x)
     axes, _ = broadcast_gradient_args(x_shape, array_ops.shape(grad))
-    return array_ops.reshape(reduce_sum(grad, axes), x_shape)
+    return array_ops.reshape(math_reductions.reduce_sum(grad, axes), x_shape)
 
 
 reduce_to_shape = _unbroadcast
@@ -171,6 +167,7 @@ def _binary_grads(op: ops_lib.Operation, gx: Tensor | None, gy: Tensor | None) -
 class Add(BinaryOp):
     """x + y."""
 
+    type_attrs = {"T": 0}
     allowed = _NUMERIC | {dtypes.string}
 
     expression = "x + y"
@@ -182,17 +179,17 @@ class Add(BinaryOp):
 class Sub(BinaryOp):
     """x - y."""
 
+    type_attrs = {"T": 0}
     expression = "x - y"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        from nbflow.ops.math_unary import negative
-
-        return _binary_grads(op, grad, negative(grad))
+        return _binary_grads(op, grad, math_unary.negative(grad))
 
 
 class Mul(BinaryOp):
     """x * y."""
 
+    type_attrs = {"T": 0}
     expression = "x * y"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
@@ -203,6 +200,7 @@ class Mul(BinaryOp):
 class RealDiv(BinaryOp):
     """x / y for real (floating) types."""
 
+    type_attrs = {"T": 0}
     allowed = _INEXACT
     samples = [
         Sample(x=(2, 3), y=_POSITIVE),
@@ -213,11 +211,9 @@ class RealDiv(BinaryOp):
     expression = "x / y"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        from nbflow.ops.math_unary import negative
-
         x, y = op.inputs
         gx = realdiv(grad, y)
-        gy = multiply(grad, realdiv(realdiv(negative(x), y), y))
+        gy = multiply(grad, realdiv(realdiv(math_unary.negative(x), y), y))
         return _binary_grads(op, gx, gy)
 
 
@@ -254,6 +250,7 @@ def _zero_checked(kernel: Any) -> Any:
 class FloorDiv(_Division):
     """x // y, rounding toward negative infinity (Python's semantics) for every type."""
 
+    type_attrs = {"T": 0}
     allowed = _REAL
     differentiable = False
     samples = [
@@ -277,10 +274,8 @@ class FloorMod(_Division):
     expression = "x % y"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        from nbflow.ops.math_unary import negative
-
         x, y = op.inputs
-        return _binary_grads(op, grad, multiply(negative(grad), floordiv(x, y)))
+        return _binary_grads(op, grad, multiply(math_unary.negative(grad), floordiv(x, y)))
 
 
 class TruncateDiv(_Division):
@@ -318,6 +313,7 @@ class TruncateMod(_Division):
 class Pow(BinaryOp):
     """x ** y; integers to negative integer powers are an error, as in TensorFlow."""
 
+    type_attrs = {"T": 0}
     samples = [
         Sample(x=_POSITIVE, y=(2, 3)),
         Sample(x=_POSITIVE, y=(3,)),
@@ -328,14 +324,14 @@ class Pow(BinaryOp):
     expression = "x**y"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        from nbflow.ops.math_unary import cast, log
-
         x, y = op.inputs
         z = op.outputs[0]
         gx = multiply(grad, multiply(y, pow(x, subtract(y, 1))))
         # d/dy x**y = x**y log x, taken as 0 where x <= 0 (TensorFlow's convention)
         tiny = float(np.finfo(x.dtype.base_dtype.np).tiny) if x.dtype.is_floating else 1
-        log_x = multiply(log(maximum(x, tiny)), cast(greater(x, 0), x.dtype.base_dtype))
+        log_x = multiply(
+            math_unary.log(maximum(x, tiny)), math_unary.cast(greater(x, 0), x.dtype.base_dtype)
+        )
         gy = multiply(grad, multiply(z, log_x))
         return _binary_grads(op, gx, gy)
 
@@ -350,15 +346,14 @@ class _MaxOrMin(BinaryOp):
         raise TypeError(f"{self.type} declares no selection")
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        from nbflow.ops.math_unary import cast
-
-        gx = multiply(grad, cast(self.selects_x(*op.inputs), grad.dtype.base_dtype))
+        gx = multiply(grad, math_unary.cast(self.selects_x(*op.inputs), grad.dtype.base_dtype))
         return _binary_grads(op, gx, subtract(grad, gx))
 
 
 class Maximum(_MaxOrMin):
     """The larger of x and y (ties send the gradient to x)."""
 
+    type_attrs = {"T": 0}
     expression = "xp.maximum(x, y)"
 
     def selects_x(self, x: Tensor, y: Tensor) -> Tensor:
@@ -368,6 +363,7 @@ class Maximum(_MaxOrMin):
 class Minimum(_MaxOrMin):
     """The smaller of x and y (ties send the gradient to x)."""
 
+    type_attrs = {"T": 0}
     expression = "xp.minimum(x, y)"
 
     def selects_x(self, x: Tensor, y: Tensor) -> Tensor:
@@ -377,16 +373,16 @@ class Minimum(_MaxOrMin):
 class SquaredDifference(BinaryOp):
     """(x - y) ** 2."""
 
+    type_attrs = {"T": 0}
+
     def compute(self, ctx: KernelContext, x: Any, y: Any) -> Any:
         d = x - y
         return d * d
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        from nbflow.ops.math_unary import negative
-
         x, y = op.inputs
         gx = multiply(multiply(grad, 2), subtract(x, y))
-        return _binary_grads(op, gx, negative(gx))
+        return _binary_grads(op, gx, math_unary.negative(gx))
 
 
 class Atan2(BinaryOp):
@@ -402,11 +398,9 @@ class Atan2(BinaryOp):
     expression = "xp.arctan2(y, x)"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
-        from nbflow.ops.math_unary import negative, square
-
         y, x = op.inputs
-        scale = realdiv(grad, add(square(x), square(y)))
-        return _binary_grads(op, multiply(scale, x), multiply(negative(scale), y))
+        scale = realdiv(grad, add(math_unary.square(x), math_unary.square(y)))
+        return _binary_grads(op, multiply(scale, x), multiply(math_unary.negative(scale), y))
 
 
 class _Comparison(BinaryOp):
@@ -420,6 +414,7 @@ class _Comparison(BinaryOp):
 class Equal(_Comparison):
     """x == y elementwise."""
 
+    type_attrs = {"T": 0}
     allowed = _NUMERIC | _BOOL | {dtypes.string}
 
     expression = "x == y"
@@ -428,6 +423,7 @@ class Equal(_Comparison):
 class NotEqual(_Comparison):
     """x != y elementwise."""
 
+    type_attrs = {"T": 0}
     allowed = _NUMERIC | _BOOL | {dtypes.string}
 
     expression = "x != y"
@@ -436,24 +432,28 @@ class NotEqual(_Comparison):
 class Less(_Comparison):
     """x < y elementwise."""
 
+    type_attrs = {"T": 0}
     expression = "x < y"
 
 
 class LessEqual(_Comparison):
     """x <= y elementwise."""
 
+    type_attrs = {"T": 0}
     expression = "x <= y"
 
 
 class Greater(_Comparison):
     """x > y elementwise."""
 
+    type_attrs = {"T": 0}
     expression = "x > y"
 
 
 class GreaterEqual(_Comparison):
     """x >= y elementwise."""
 
+    type_attrs = {"T": 0}
     expression = "x >= y"
 
 
@@ -550,14 +550,12 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     >>> tf.truediv(tf.constant(1), tf.constant(2)).dtype
     tf.float64
     """
-    from nbflow.ops.math_unary import cast
-
     x, y = _convert_pair(x, y)
     if x.dtype.base_dtype is not y.dtype.base_dtype:
         raise TypeError(f"x and y must have the same dtype, got {x.dtype!r} != {y.dtype!r}")
     target = _TRUEDIV_TARGET.get(x.dtype.base_dtype)
     if target is not None:
-        x, y = cast(x, target), cast(y, target)
+        x, y = math_unary.cast(x, target), math_unary.cast(y, target)
     return _create("RealDiv", [x, y], name=name or "truediv")
 
 
@@ -620,10 +618,8 @@ def logical_or(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
     """x XOR y, built as TensorFlow builds it: (x OR y) AND NOT (x AND y)."""
-    from nbflow.ops.math_unary import logical_not
-
     with ops_lib.name_scope(name, values=[x, y]):
-        return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
+        return logical_and(logical_or(x, y), math_unary.logical_not(logical_and(x, y)))
 
 
 def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Tensor:
@@ -686,3 +682,8 @@ def broadcast_gradient_args(s0: Any, s1: Any, name: str | None = None) -> tuple[
     s0, s1 = ops_lib.convert_to_tensor(s0), ops_lib.convert_to_tensor(s1)
     op = ops_lib.get_default_graph().create_op("BroadcastGradientArgs", [s0, s1], name=name)
     return op.outputs[0], op.outputs[1]
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import array_ops, math_reductions, math_unary  # noqa: E402

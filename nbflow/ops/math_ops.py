@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbflow.framework import ops as ops_lib
+from nbflow.framework.indexed_slices import IndexedSlices
 from nbflow.ops.math_binary import (  # noqa: F401 - re-exported
     _FLOATS,
     _COMPLEX,
@@ -317,6 +318,9 @@ def _install_operators() -> None:
     Tensor._override_operator("__neg__", lambda x: negative(x))
     Tensor._override_operator("__abs__", lambda x: abs(x))
     Tensor._override_operator("__invert__", lambda x: logical_not(x))
+    IndexedSlices.__neg__ = lambda s: IndexedSlices(  # type: ignore[attr-defined,operator]
+        negative(s.values), s.indices, s.dense_shape
+    )
 
 
 _install_operators()

@@ -54,6 +54,7 @@ class AddN(OpDef):
     """The sum of a list of tensors of one shape and dtype."""
 
     inputs = ("inputs*",)
+    type_attrs = {"T": 0}
     samples = [Sample(inputs=[(2, 3), (2, 3), (2, 3)]), Sample(inputs=[(4,)])]
 
     def compute_gpu(self, ctx: KernelContext, inputs: Any, **attrs: Any) -> Any:
@@ -174,6 +175,8 @@ def _reduced_static_shape(shape: TensorShape, axes: TensorSpec, keep_dims: bool)
 class Sum(ReductionOp):
     """The sum over the reduced axes (in the input's dtype)."""
 
+    type_attrs = {"T": 0, "Tidx": 1}
+
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         return x.sum(axis=axis, dtype=x.dtype, keepdims=keep_dims)
 
@@ -183,6 +186,8 @@ class Sum(ReductionOp):
 
 class Mean(ReductionOp):
     """The mean over the reduced axes; for integers it truncates toward zero, as TensorFlow."""
+
+    type_attrs = {"T": 0, "Tidx": 1}
 
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         if x.dtype.kind not in "iu":
@@ -213,9 +218,7 @@ class MeanGrad(OpDef):
     ]
 
     def infer(self, grad: TensorSpec, input_shape: TensorSpec) -> TensorSpec:
-        from nbflow.ops.array_ops import _shape_from_spec
-
-        return TensorSpec(_shape_from_spec(input_shape), grad.dtype.base_dtype)
+        return TensorSpec(array_ops._shape_from_spec(input_shape), grad.dtype.base_dtype)
 
     def compute(self, ctx: KernelContext, grad: Any, input_shape: Any) -> Any:
         xp = ctx.xp
@@ -228,16 +231,16 @@ class MeanGrad(OpDef):
         return out.astype(grad.dtype, copy=False)
 
     def gradient(self, op: ops_lib.Operation, upstream: Tensor) -> list:
-        from nbflow.ops.math_binary import reduce_to_shape
-
         g, input_shape = op.inputs
         count = floordiv(reduce_prod(input_shape), maximum(_array_ops().size(g), 1))
         count = cast(maximum(count, 1), g.dtype.base_dtype)
-        return [realdiv(reduce_to_shape(upstream, g), count), None]
+        return [realdiv(math_binary.reduce_to_shape(upstream, g), count), None]
 
 
 class Prod(ReductionOp):
     """The product over the reduced axes (in the input's dtype)."""
+
+    type_attrs = {"T": 0, "Tidx": 1}
 
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         return xp.prod(x, axis=axis, dtype=x.dtype, keepdims=keep_dims)
@@ -276,6 +279,8 @@ class _MinOrMax(ReductionOp):
 class Max(_MinOrMax):
     """The maximum over the reduced axes (the dtype's lowest value over an empty set)."""
 
+    type_attrs = {"T": 0, "Tidx": 1}
+
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         try:
             return xp.max(x, axis=axis, keepdims=keep_dims)
@@ -285,6 +290,8 @@ class Max(_MinOrMax):
 
 class Min(_MinOrMax):
     """The minimum over the reduced axes (the dtype's highest value over an empty set)."""
+
+    type_attrs = {"T": 0, "Tidx": 1}
 
     def reduce(self, xp: Any, x: Any, axis: Any, keep_dims: bool) -> Any:
         try:
@@ -546,12 +553,16 @@ class _ArgReduction(OpDef):
 class ArgMax(_ArgReduction):
     """The index of the largest entry along ``dimension`` (the first one among ties)."""
 
+    type_attrs = {"T": 0, "Tidx": 1, "output_type": "out"}
+
     def compute(self, ctx: KernelContext, input: Any, dimension: Any, output_type: dtypes.DType):
         return ctx.xp.argmax(input, axis=int(dimension)).astype(output_type.np, copy=False)
 
 
 class ArgMin(_ArgReduction):
     """The index of the smallest entry along ``dimension`` (the first one among ties)."""
+
+    type_attrs = {"T": 0, "Tidx": 1, "output_type": "out"}
 
     def compute(self, ctx: KernelContext, input: Any, dimension: Any, output_type: dtypes.DType):
         return ctx.xp.argmin(input, axis=int(dimension)).astype(output_type.np, copy=False)
@@ -588,3 +599,8 @@ def argmin(
 ) -> Tensor:
     """The index of the smallest entry along ``axis`` (default 0), as int64 by default."""
     return _arg_reduction("ArgMin", input, axis, name, dimension, output_type)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import array_ops, math_binary  # noqa: E402

@@ -68,6 +68,7 @@ def _positive_samples() -> list[Sample]:
 class Neg(UnaryOp):
     """-x."""
 
+    type_attrs = {"T": 0}
     expression = "-x"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
@@ -77,6 +78,7 @@ class Neg(UnaryOp):
 class Abs(UnaryOp):
     """|x|."""
 
+    type_attrs = {"T": 0}
     allowed = _REAL
 
     expression = "xp.abs(x)"
@@ -88,6 +90,7 @@ class Abs(UnaryOp):
 class Sign(UnaryOp):
     """-1, 0 or 1 by the sign of x."""
 
+    type_attrs = {"T": 0}
     differentiable = False
     samples = [Sample(x=(2, 3)), Sample(x=(0,))]
 
@@ -97,6 +100,7 @@ class Sign(UnaryOp):
 class Exp(UnaryOp):
     """e ** x."""
 
+    type_attrs = {"T": 0}
     allowed = _INEXACT
 
     expression = "xp.exp(x)"
@@ -119,6 +123,7 @@ class Expm1(UnaryOp):
 class Log(UnaryOp):
     """Natural logarithm."""
 
+    type_attrs = {"T": 0}
     allowed = _INEXACT
     samples = _positive_samples()
 
@@ -143,6 +148,7 @@ class Log1p(UnaryOp):
 class Sqrt(UnaryOp):
     """Square root."""
 
+    type_attrs = {"T": 0}
     allowed = _INEXACT
     samples = _positive_samples()
 
@@ -155,6 +161,7 @@ class Sqrt(UnaryOp):
 class Rsqrt(UnaryOp):
     """1 / sqrt(x)."""
 
+    type_attrs = {"T": 0}
     allowed = _INEXACT
     samples = _positive_samples()
 
@@ -168,6 +175,7 @@ class Rsqrt(UnaryOp):
 class Square(UnaryOp):
     """x * x."""
 
+    type_attrs = {"T": 0}
     expression = "x * x"
 
     def gradient(self, op: ops_lib.Operation, grad: Tensor) -> list:
@@ -221,6 +229,7 @@ class Tan(UnaryOp):
 class Tanh(UnaryOp):
     """Hyperbolic tangent; its gradient is the fused ``TanhGrad``."""
 
+    type_attrs = {"T": 0}
     allowed = _INEXACT
 
     expression = "xp.tanh(x)"
@@ -232,6 +241,7 @@ class Tanh(UnaryOp):
 class Sigmoid(UnaryOp):
     """1 / (1 + exp(-x)), computed as (tanh(x/2) + 1) / 2: no overflow for large |x|."""
 
+    type_attrs = {"T": 0}
     allowed = _INEXACT
 
     def compute(self, ctx: KernelContext, x: Any) -> Any:
@@ -304,18 +314,21 @@ class _ToIntegral(UnaryOp):
 class Floor(_ToIntegral):
     """The largest integer not greater than x."""
 
+    type_attrs = {"T": 0}
     expression = "xp.floor(x)"
 
 
 class Ceil(_ToIntegral):
     """The smallest integer not less than x."""
 
+    type_attrs = {"T": 0}
     expression = "xp.ceil(x)"
 
 
 class Round(UnaryOp):
     """x rounded to the nearest integer, halves to even (banker's rounding)."""
 
+    type_attrs = {"T": 0}
     allowed = _REAL
     differentiable = False
     samples = [Sample(x=np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4])), Sample(x=(0,))]
@@ -494,6 +507,7 @@ class Cast(OpDef):
 
     inputs = ("x",)
     attrs = {"DstT": dtypes.float32, "Truncate": False}
+    type_attrs = {"SrcT": 0, "DstT": "out"}
     samples = [
         Sample(x=(2, 3), DstT=dtypes.int32),
         Sample(x=(3,), DstT=dtypes.float64),
@@ -515,6 +529,9 @@ class Cast(OpDef):
         if grad is None or src not in _INEXACT or op.get_attr("DstT") not in _INEXACT:
             return [None]
         return [cast(grad, src)]
+
+    def must_run_on_cpu(self, attrs: dict[str, Any]) -> bool:
+        return attrs.get("SrcT") is dtypes.string
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:

@@ -18,6 +18,7 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
+from nbflow.ops import array_ops, math_ops
 
 Tensor = ops_lib.Tensor
 
@@ -31,8 +32,6 @@ def _create(op_type: str, inputs: list[Any], attrs: dict[str, Any] | None = None
 
 
 def _zeros_like(t: Tensor) -> Tensor:
-    from nbflow.ops import array_ops
-
     return array_ops.zeros_like(t)
 
 
@@ -45,7 +44,7 @@ def _constant_zero(t: Tensor) -> bool:
     return value is not None and not np.any(value)
 
 
-def _own_samples(cls: type) -> None:
+def _own_samples(cls: type[OpDef]) -> None:
     """Give a subclass its own copies of inherited samples (a Sample belongs to one op)."""
     if "samples" not in cls.__dict__:
         cls.samples = [Sample(input_dtype=s.input_dtype, **s.kwargs) for s in cls.samples]
@@ -87,6 +86,7 @@ class _ActivationGrad(OpDef):
 class Relu(_Activation):
     """max(features, 0)."""
 
+    type_attrs = {"T": 0}
     expression = "xp.maximum(features, 0)"
 
     def compute_gpu(self, ctx: KernelContext, features: Any, **attrs: Any) -> Any:
@@ -116,6 +116,7 @@ class ReluGrad(_ActivationGrad):
 class Relu6(_Activation):
     """min(max(features, 0), 6)."""
 
+    type_attrs = {"T": 0}
     samples = [Sample(features=(2, 3)), Sample(features=np.array([-1.0, 3.0, 7.5]))]
 
     expression = "xp.clip(features, 0, 6)"
@@ -137,6 +138,7 @@ class LeakyRelu(_Activation):
     """features where positive, else alpha * features."""
 
     attrs = {"alpha": 0.2}
+    type_attrs = {"T": 0}
 
     expression = "xp.where(features > 0, features, features * alpha)"
 
@@ -161,6 +163,8 @@ class LeakyReluGrad(_ActivationGrad):
 
 class Elu(_Activation):
     """features where positive, else exp(features) - 1."""
+
+    type_attrs = {"T": 0}
 
     def compute(self, ctx: KernelContext, features: Any) -> Any:
         xp = ctx.xp
@@ -187,6 +191,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 class Selu(_Activation):
     """scale * (features where positive, else alpha * (exp(features) - 1))."""
 
+    type_attrs = {"T": 0}
+
     def compute(self, ctx: KernelContext, features: Any) -> Any:
         xp = ctx.xp
         negative = _SELU_ALPHA * xp.expm1(xp.minimum(features, 0))
@@ -210,6 +216,8 @@ class SeluGrad(_ActivationGrad):
 
 class Softplus(_Activation):
     """log(1 + exp(features)), computed stably."""
+
+    type_attrs = {"T": 0}
 
     def compute(self, ctx: KernelContext, features: Any) -> Any:
         xp = ctx.xp
@@ -278,12 +286,12 @@ class _SoftmaxBase(OpDef):
 class Softmax(_SoftmaxBase):
     """exp(logits) / sum(exp(logits)) along ``axis`` (max-shifted, so it never overflows)."""
 
+    type_attrs = {"T": 0}
+
     def compute(self, ctx: KernelContext, logits: Any, axis: int) -> Any:
         return _softmax_kernel(ctx.xp, logits, axis)
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
-        from nbflow.ops import math_ops
-
         y = op.outputs[0]
         axis = op.get_attr("axis")
         total = math_ops.reduce_sum(grad * y, axis, keepdims=True)
@@ -293,6 +301,8 @@ class Softmax(_SoftmaxBase):
 class LogSoftmax(_SoftmaxBase):
     """logits - log(sum(exp(logits))) along ``axis`` (the log-sum-exp trick)."""
 
+    type_attrs = {"T": 0}
+
     def compute(self, ctx: KernelContext, logits: Any, axis: int) -> Any:
         xp = ctx.xp
         shifted = logits - logits.max(axis=axis, keepdims=True)
@@ -300,8 +310,6 @@ class LogSoftmax(_SoftmaxBase):
         return shifted
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
-        from nbflow.ops import math_ops
-
         axis = op.get_attr("axis")
         softmax = math_ops.exp(op.outputs[0])
         return [grad - math_ops.reduce_sum(grad, axis, keepdims=True) * softmax]
@@ -320,16 +328,12 @@ def _row_log_softmax(xp: Any, logits: Any) -> tuple[Any, Any]:
 
 def _softmax_second_order(grad_grad: Tensor, logits: Tensor) -> Tensor:
     """The logits gradient through the ``backprop`` output: softmax's Jacobian times grad_grad."""
-    from nbflow.ops import math_ops
-
     softmax = _create("Softmax", [logits], {"axis": -1})
     total = math_ops.reduce_sum(grad_grad * softmax, 1, keepdims=True)
     return (grad_grad - total) * softmax
 
 
 def _expand_last(t: Tensor) -> Tensor:
-    from nbflow.ops import array_ops
-
     return array_ops.expand_dims(t, -1)
 
 
@@ -343,7 +347,7 @@ class SoftmaxCrossEntropyWithLogits(OpDef):
     def infer(self, features: TensorSpec, labels: TensorSpec) -> list[TensorSpec]:
         shape = features.shape.with_rank(2).merge_with(labels.shape.with_rank(2))
         dtype = features.dtype.base_dtype
-        return [TensorSpec(TensorShape(shape.dims[:1]), dtype), TensorSpec(shape, dtype)]
+        return [TensorSpec(shape[:1], dtype), TensorSpec(shape, dtype)]
 
     def compute(self, ctx: KernelContext, features: Any, labels: Any) -> tuple[Any, Any]:
         log_softmax, backprop = _row_log_softmax(ctx.xp, features)
@@ -353,8 +357,6 @@ class SoftmaxCrossEntropyWithLogits(OpDef):
         return loss, backprop
 
     def gradient(self, op: Any, grad_loss: Tensor, grad_grad: Tensor) -> list[Any]:
-        from nbflow.ops import math_ops
-
         features, labels = op.inputs
         g = _expand_last(grad_loss)
         grad_features = g * op.outputs[1]
@@ -388,7 +390,7 @@ class SparseSoftmaxCrossEntropyWithLogits(OpDef):
         if not labels.dtype.base_dtype.is_integer:
             raise TypeError(f"labels must be int32 or int64, got {labels.dtype.name}")
         dtype = features.dtype.base_dtype
-        return [TensorSpec(TensorShape(shape.dims[:1]), dtype), TensorSpec(shape, dtype)]
+        return [TensorSpec(shape[:1], dtype), TensorSpec(shape, dtype)]
 
     def compute(self, ctx: KernelContext, features: Any, labels: Any) -> tuple[Any, Any]:
         xp = ctx.xp
@@ -422,6 +424,7 @@ class BiasAdd(OpDef):
 
     inputs = ("value", "bias")
     attrs = {"data_format": "NHWC"}
+    type_attrs = {"T": 0}
     samples = [
         Sample(value=(4, 3), bias=(3,)),
         Sample(value=(2, 3, 4, 5), bias=(3,), data_format="NCHW"),
@@ -431,7 +434,7 @@ class BiasAdd(OpDef):
     def infer(self, value: TensorSpec, bias: TensorSpec, data_format: str) -> TensorSpec:
         shape = value.shape.with_rank_at_least(2)
         bias.shape.with_rank(1)
-        if shape.ndims is not None:
+        if shape.dims is not None and shape.ndims is not None and bias.shape.dims is not None:
             channels = shape.dims[_channel_axis(shape.ndims, data_format)]
             if not bias.shape.dims[0].is_compatible_with(channels):
                 raise ValueError(
@@ -459,7 +462,7 @@ class BiasAddGrad(OpDef):
 
     def infer(self, out_backprop: TensorSpec, data_format: str) -> TensorSpec:
         shape = out_backprop.shape.with_rank_at_least(2)
-        if shape.ndims is None:
+        if shape.dims is None or shape.ndims is None:
             return TensorSpec(TensorShape([None]), out_backprop.dtype.base_dtype)
         channels = shape.dims[_channel_axis(shape.ndims, data_format)]
         return TensorSpec(TensorShape([channels]), out_backprop.dtype.base_dtype)
@@ -479,6 +482,7 @@ class L2Loss(OpDef):
     """sum(t ** 2) / 2, a scalar."""
 
     inputs = ("t",)
+    type_attrs = {"T": 0}
     samples = [Sample(t=(3, 4)), Sample(t=())]
 
     def infer(self, t: TensorSpec) -> TensorSpec:
@@ -490,6 +494,11 @@ class L2Loss(OpDef):
 
     def gradient(self, op: Any, grad: Tensor) -> list[Any]:
         return [op.inputs[0] * grad]
+
+
+def l2_loss(t: Any, name: str | None = None) -> Tensor:
+    """``tf.nn.l2_loss``: sum(t ** 2) / 2."""
+    return _create("L2Loss", [ops_lib.convert_to_tensor(t)], name=name)
 
 
 # --- top_k ----------------------------------------------------------------------------------------
@@ -504,7 +513,7 @@ class TopKV2(OpDef):
     def infer(self, input: TensorSpec, k: TensorSpec, sorted: bool) -> list[TensorSpec]:
         shape = input.shape.with_rank_at_least(1)
         kv = None if k.value is None else int(k.value)
-        if shape.ndims is None:
+        if shape.dims is None:
             out = TensorShape(None)
         else:
             last = shape[-1]
@@ -565,7 +574,7 @@ class InTopKV2(OpDef):
 
     def infer(self, predictions: TensorSpec, targets: TensorSpec, k: TensorSpec) -> TensorSpec:
         shape = predictions.shape.with_rank(2)
-        return TensorSpec(TensorShape(shape.dims[:1]), dtypes.bool)
+        return TensorSpec(shape[:1], dtypes.bool)
 
     def compute(self, ctx: KernelContext, predictions: Any, targets: Any, k: Any) -> Any:
         xp = ctx.xp

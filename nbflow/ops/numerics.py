@@ -15,6 +15,7 @@ from nbflow import errors
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, Sample, TensorSpec
+from nbflow.ops import array_ops, control_flow_ops
 
 
 class CheckNumerics(OpDef):
@@ -23,6 +24,7 @@ class CheckNumerics(OpDef):
     inputs = ("tensor",)
     attrs = {"message": REQUIRED}
     forwards_input = True
+    removed_for_inference = True
     samples = [Sample(tensor=(2, 3), message="sample")]
 
     def infer(self, tensor: TensorSpec, message: str) -> TensorSpec:
@@ -66,8 +68,6 @@ def check_numerics(tensor: Any, message: str, name: str | None = None) -> ops_li
 
 def verify_tensor_all_finite(t: Any, msg: str, name: str | None = None) -> ops_lib.Tensor:
     """``t`` with a CheckNumerics on it (TensorFlow's name for the same guard)."""
-    from nbflow.ops import array_ops
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "VerifyFinite"):
         t = ops_lib.convert_to_tensor(t)
@@ -87,8 +87,6 @@ def add_check_numerics_ops() -> ops_lib.Operation:
     holding a NaN or Inf, naming it in the message ("<op name>:<output index> : Tensor had NaN
     values").
     """
-    from nbflow.ops import control_flow_ops
-
     graph = ops_lib.get_default_graph()
     check: list[Any] = []
     for op in graph.get_operations():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -35,7 +35,7 @@ class DecodeCSV(OpDef):
     ) -> list:
         records = np.asarray(records, dtype=object)
         flat = [r.decode() if isinstance(r, bytes) else str(r) for r in records.reshape(-1)]
-        quoting = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
+        quoting: Literal[0, 3] = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
         columns: list[list] = [[] for _ in record_defaults]
         for line in flat:
             fields = next(csv.reader([line], delimiter=field_delim, quoting=quoting), [])

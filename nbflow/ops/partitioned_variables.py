@@ -27,6 +27,8 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 from nbflow.ops.variables import Variable
+from nbflow.ops import array_ops, control_flow_ops, state_ops
+import inspect
 
 Partitioner = Callable[..., list[int]]
 
@@ -42,7 +44,7 @@ def fixed_size_partitioner(num_shards: int, axis: int = 0) -> Partitioner:
         raise ValueError(f"num_shards must be positive, got {num_shards}")
 
     def _partitioner(shape: Any, dtype: Any = None) -> list[int]:
-        dims = as_shape(shape).as_list()
+        dims: list[Any] = as_shape(shape).as_list()  # partitioners get full shapes
         partitions = [1] * len(dims)
         partitions[axis] = min(num_shards, dims[axis]) if dims[axis] else num_shards
         return partitions
@@ -70,7 +72,7 @@ def variable_axis_size_partitioner(
         raise ValueError("max_shards must be positive.")
 
     def _partitioner(shape: Any, dtype: Any) -> list[int]:
-        dims = as_shape(shape).as_list()
+        dims: list[Any] = as_shape(shape).as_list()  # partitioners get full shapes
         element = _element_bytes(dtype, bytes_per_string_element)
         slice_bytes = element * math.prod(d for i, d in enumerate(dims) if i != axis)
         slices_per_shard = max(1, max_shard_bytes // max(slice_bytes, 1))
@@ -94,7 +96,7 @@ def min_max_variable_partitioner(
     ``max_partitions``."""
 
     def _partitioner(shape: Any, dtype: Any) -> list[int]:
-        dims = as_shape(shape).as_list()
+        dims: list[Any] = as_shape(shape).as_list()  # partitioners get full shapes
         element = _element_bytes(dtype, bytes_per_string_element)
         total = element * math.prod(dims)
         shards = max(1, min(max_partitions, dims[axis], total // max(min_slice_size, 1)))
@@ -199,8 +201,6 @@ class PartitionedVariable:
 
     def as_tensor(self) -> ops_lib.Tensor:
         """The whole variable: the shards concatenated along the cut axis (one op per graph)."""
-        from nbflow.ops import array_ops
-
         if self._as_tensor is None or self._as_tensor.graph is not ops_lib.get_default_graph():
             with ops_lib.name_scope(None), ops_lib.name_scope(self._name + "/"):
                 if len(self._variable_list) == 1:
@@ -214,8 +214,6 @@ class PartitionedVariable:
 
     def assign(self, value: Any, use_locking: bool = False, name: str | None = None) -> Any:
         """Assign a full value: each shard gets its slice."""
-        from nbflow.ops import array_ops, control_flow_ops, state_ops
-
         value = ops_lib.convert_to_tensor(value, dtype=self._dtype)
         axis = self._axis
         sizes = [v.shape[axis] for v in self._variable_list]
@@ -250,7 +248,7 @@ def create_partitioned_variables(
     ``make_shard(shard_name, shard_shape, shard_initializer)``."""
     if not shape.is_fully_defined():
         raise ValueError(f"Partitioned variable {name} needs a fully defined shape, got {shape}")
-    dims = shape.as_list()
+    dims: list[Any] = shape.as_list()  # ints: the shape is fully defined (checked above)
     if len(partitions) != len(dims):
         raise ValueError(
             f"Partitioner returned {partitions} for variable {name} of rank {len(dims)}: need "
@@ -298,8 +296,6 @@ def create_partitioned_variables(
 
 def _bind_partition(initializer: Any, info: PartitionInfo) -> Any:
     """The initializer, called with this shard's ``partition_info``."""
-    import inspect
-
     if inspect.isclass(initializer):
         initializer = initializer()
 

@@ -156,6 +156,7 @@ class MaxPool(OpDef):
 
     inputs = ("input",)
     attrs = dict(_POOL_ATTRS)
+    type_attrs = {"T": 0}
     samples = _POOL_SAMPLES
 
     def infer(self, input: TensorSpec, ksize, strides, padding, data_format) -> TensorSpec:
@@ -226,6 +227,7 @@ class AvgPool(OpDef):
 
     inputs = ("value",)
     attrs = dict(_POOL_ATTRS)
+    type_attrs = {"T": 0}
     samples = [
         Sample(value=s.kwargs["input"], **{k: v for k, v in s.kwargs.items() if k != "input"})
         for s in _POOL_SAMPLES

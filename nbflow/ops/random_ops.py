@@ -19,7 +19,7 @@ so graph optimizations never fold or merge them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.special
@@ -78,7 +78,7 @@ class _RandomOp(OpDef):
     abstract = True
     stateful = True
     differentiable = False
-    attrs: dict[str, Any] = {"seed": 0, "seed2": 0}
+    attrs: ClassVar[dict[str, Any]] = {"seed": 0, "seed2": 0}
 
     def bind(self, op: Any, device_type: str = "CPU"):
         attrs = kernel_attrs(op.attrs)

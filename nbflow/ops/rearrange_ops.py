@@ -164,7 +164,11 @@ def unravel_index(indices: Any, dims: Any, name: str | None = None) -> Tensor:
 
 
 def histogram_fixed_width_bins(
-    values: Any, value_range: Any, nbins: int = 100, dtype: Any = dtypes.int32, name: str = None
+    values: Any,
+    value_range: Any,
+    nbins: int = 100,
+    dtype: Any = dtypes.int32,
+    name: str | None = None,
 ) -> Tensor:
     """The bin (0 .. nbins-1) of each value in ``nbins`` equal bins over ``value_range``;
     values outside go to the first or last bin."""

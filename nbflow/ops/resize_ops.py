@@ -22,8 +22,9 @@ import numpy as np
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
-from nbflow.framework.tensor_shape import TensorShape
+from nbflow.framework.tensor_shape import TensorShape, as_dimension
 from nbflow.ops.constant_ops import _create1, _value
+from nbflow.ops.shape_ops import shape
 
 Tensor = ops_lib.Tensor
 
@@ -109,8 +110,8 @@ def _check_input(images: Any) -> None:
 
 # --- shape functions ----------------------------------------------------------------------------
 def _resized_spec(images: TensorSpec, size: TensorSpec, dtype: dtypes.DType) -> TensorSpec:
-    batch, _, _, channels = images.shape.with_rank(4).dims
-    n = size.shape.with_rank(1).dims[0]
+    batch, _, _, channels = images.shape.with_rank(4)
+    n = as_dimension(size.shape.with_rank(1)[0])
     if not n.is_compatible_with(2):
         raise ValueError(f"Dimension must be 2 but is {n.value} (size: {size.shape})")
     if size.dtype.base_dtype is not dtypes.int32:
@@ -128,8 +129,6 @@ def _size_tensor(size: Any) -> Tensor:
 
 def _spatial_size(images: Tensor) -> Any:
     """``images``'s [height, width]: static if known, else sliced from its dynamic shape."""
-    from nbflow.ops.shape_ops import shape
-
     known = images.shape[1:3]
     if known.is_fully_defined():
         return known.as_list()

@@ -14,6 +14,7 @@ import numpy as np
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.ops.constant_ops import _check_axis, _create1, _int_tensor, _value
+from nbflow.ops import math_ops
 
 Tensor = ops_lib.Tensor
 
@@ -81,7 +82,6 @@ class Cumprod(_Cumulative):
     def gradient(self, op: Any, grad: Any) -> list[Any]:
         # As TensorFlow: d/dx_i sum_j g_j prod_{k<=j} x_k = sum_{j>=i} g_j out_j / x_i, so
         # undefined where x is 0.
-        from nbflow.ops import math_ops
 
         x, axis = op.inputs
         exclusive, reverse = op.get_attr("exclusive"), op.get_attr("reverse")

@@ -131,9 +131,9 @@ class _ScatterNdOp(_ScatterOp):
     abstract = True
 
     def updates_shape(self, ref: TensorShape, indices: TensorShape) -> TensorShape:
-        if ref.ndims is None or indices.ndims is None or indices.dims[-1].value is None:
+        if ref.ndims is None or indices.ndims is None or indices[-1] is None:
             return TensorShape(None)
-        k = indices.dims[-1].value
+        k = indices[-1]
         return indices[:-1].concatenate(ref[k:])
 
     def positions(self, indices: Any) -> Any:

@@ -16,6 +16,7 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops.constant_ops import _create1, _int_tensor, _value
+from nbflow.ops.gather_ops import gather
 
 Tensor = ops_lib.Tensor
 
@@ -55,8 +56,6 @@ class SegmentSum(OpDef):
         return out
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_ops import gather
-
         return [gather(grad, op.inputs[1]), None]
 
 

@@ -40,6 +40,7 @@ class Select(OpDef):
     """``t`` where ``condition`` else ``e``; a vector condition picks whole rows."""
 
     inputs = ("condition", "t", "e")
+    type_attrs = {"T": 1}
     samples = [
         Sample(condition=np.array([[True, False, True], [False, False, True]]), t=(2, 3), e=(2, 3)),
         Sample(condition=np.array([True, False]), t=(2, 3), e=(2, 3)),
@@ -72,6 +73,7 @@ class SelectV2(OpDef):
     """``t`` where ``condition`` else ``e``, all three broadcast together."""
 
     inputs = ("condition", "t", "e")
+    type_attrs = {"T": 1}
     samples = [
         Sample(condition=np.array([True, False, True]), t=(2, 3), e=(1,)),
         Sample(condition=np.array([[True], [False]]), t=(2, 3), e=(2, 3)),

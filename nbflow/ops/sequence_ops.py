@@ -17,6 +17,9 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.ops.constant_ops import _check_axis, _create1, _int_tensor
+from nbflow.ops import math_ops
+from nbflow.ops.constant_ops import range
+from nbflow.ops.shape_ops import expand_dims
 
 Tensor = ops_lib.Tensor
 
@@ -106,10 +109,6 @@ def sequence_mask(
     >>> tf.Session().run(tf.sequence_mask([1, 3], 4)).tolist()
     [[True, False, False, False], [True, True, True, False]]
     """
-    from nbflow.ops import math_ops
-    from nbflow.ops.constant_ops import range
-    from nbflow.ops.shape_ops import expand_dims
-
     with ops_lib.name_scope(name, "SequenceMask", [lengths, maxlen]):
         lengths = _int_tensor(lengths)
         if maxlen is None:

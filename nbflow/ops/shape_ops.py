@@ -35,6 +35,7 @@ class Reshape(OpDef):
     """``tensor`` with the elements in the same order and a new shape (one dim may be -1)."""
 
     inputs = ("tensor", "shape")
+    type_attrs = {"T": 0, "Tshape": 1}
     samples = [
         Sample(tensor=(2, 3), shape=np.array([3, 2], np.int32)),
         Sample(tensor=(2, 3, 4), shape=np.array([-1, 4], np.int32)),
@@ -86,6 +87,7 @@ class ExpandDims(OpDef):
     """``input`` with a dimension of size 1 inserted at ``dim``."""
 
     inputs = ("input", "dim")
+    type_attrs = {"T": 0, "Tdim": 1}
     samples = [
         Sample(input=(2, 3), dim=np.array(0, np.int32)),
         Sample(input=(2, 3), dim=np.array(-1, np.int32)),
@@ -129,6 +131,7 @@ class Squeeze(OpDef):
 
     inputs = ("input",)
     attrs = {"squeeze_dims": ()}
+    type_attrs = {"T": 0}
     samples = [
         Sample(input=(1, 2, 1, 3)),
         Sample(input=(1, 2, 1, 3), squeeze_dims=(2,)),
@@ -177,6 +180,7 @@ class Transpose(OpDef):
     """``x`` with its dimensions permuted: output dim i is input dim ``perm[i]``."""
 
     inputs = ("x", "perm")
+    type_attrs = {"T": 0, "Tperm": 1}
     samples = [
         Sample(x=(2, 3), perm=np.array([1, 0], np.int32)),
         Sample(x=(2, 3, 4), perm=np.array([2, 0, 1], np.int32)),
@@ -210,8 +214,6 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose", conjugate: bool
                 perm = reverse_v2(range(rank(a)), [0])
         out = _create1("Transpose", [a, _int_tensor(perm, name="perm")], name=scope)
         if conjugate and a.dtype.is_complex:
-            from nbflow.ops import math_ops
-
             out = math_ops.conj(out)
         return out
 
@@ -268,6 +270,7 @@ class Shape(OpDef):
 
     inputs = ("input",)
     attrs = {"out_type": dtypes.int32}
+    type_attrs = {"T": 0, "out_type": "out"}
     differentiable = False
     samples = [Sample(input=(2, 3)), Sample(input=(), out_type=dtypes.int64)]
 
@@ -388,8 +391,6 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:
 
 def _reduce_to(grad: Tensor, x: Tensor) -> Tensor:
     """Sum ``grad`` over the axes along which ``x`` was broadcast to grad's shape."""
-    from nbflow.ops import math_ops
-
     xs, gs = x.shape, grad.shape
     if xs.is_fully_defined() and gs.is_fully_defined():
         xd, gd = xs.as_list(), gs.as_list()
@@ -400,3 +401,8 @@ def _reduce_to(grad: Tensor, x: Tensor) -> Tensor:
         return reshape(math_ops.reduce_sum(grad, axes), xd) if axes else reshape(grad, xd)
     rx, _ = math_ops.broadcast_gradient_args(shape(x), shape(grad))
     return reshape(math_ops.reduce_sum(grad, rx), shape(x))
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops  # noqa: E402

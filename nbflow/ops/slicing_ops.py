@@ -9,7 +9,7 @@ end and strides are constants (``StridedSlice.bind``). Slice and Pad are each ot
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,6 +39,7 @@ class Slice(OpDef):
     """The block of ``input`` starting at ``begin`` with extent ``size`` (-1: to the end)."""
 
     inputs = ("input", "begin", "size")
+    type_attrs = {"T": 0, "Index": 1}
     samples = [
         Sample(input=(3, 4), begin=np.array([1, 0], np.int32), size=np.array([2, 3], np.int32)),
         Sample(input=(3, 4), begin=np.array([1, 2], np.int32), size=np.array([-1, -1], np.int32)),
@@ -92,8 +93,6 @@ class Slice(OpDef):
 
 
 def _cast(x: Tensor, dtype: dtypes.DType) -> Tensor:
-    from nbflow.ops import math_ops
-
     return math_ops.cast(x, dtype)
 
 
@@ -180,6 +179,7 @@ class StridedSlice(OpDef):
 
     inputs = ("input", "begin", "end", "strides")
     attrs = {m: 0 for m in _MASKS}
+    type_attrs = {"T": 0, "Index": 1}
     samples = [
         Sample(
             input=(4, 5),
@@ -265,7 +265,7 @@ class StridedSlice(OpDef):
                 return input[_strided_index(begin, end, strides, masks)]
 
             return strided_slice
-        index = _strided_index(*known, masks)
+        index = _strided_index(known[0], known[1], known[2], masks)
 
         def strided_slice_const(ctx: KernelContext, input: Any, begin: Any, end: Any, strides: Any):
             return input[index]
@@ -314,7 +314,9 @@ def _strided_shape(
     values = [_value(begin), _value(end), _value(strides)]
     mask_values = tuple(masks[m] for m in _MASKS)
     if all(v is not None for v in values):
-        return _indexed_shape(input_shape, _strided_index(*values, mask_values))
+        return _indexed_shape(
+            input_shape, _strided_index(values[0], values[1], values[2], mask_values)
+        )
     n = begin.shape.with_rank(1)[0]
     if n is None:
         return TensorShape(None)
@@ -425,7 +427,9 @@ def _slice_helper(tensor: Any, slice_spec: Any, var: Any = None) -> Tensor:
     """``tensor[slice_spec]``: ints, slices, ``...``, ``tf.newaxis`` and scalar int tensors."""
     if not isinstance(slice_spec, (list, tuple)):
         slice_spec = [slice_spec]
-    begin, end, strides = [], [], []
+    begin: list[Any] = []
+    end: list[Any] = []
+    strides: list[Any] = []
     masks = dict.fromkeys(_MASKS, 0)
     for i, s in enumerate(slice_spec):
         bit = 1 << i
@@ -440,14 +444,20 @@ def _slice_helper(tensor: Any, slice_spec: Any, var: Any = None) -> Tensor:
         elif s is Ellipsis:
             if masks["ellipsis_mask"]:
                 raise ValueError("Multiple ellipses in slice spec not allowed")
-            begin.append(0), end.append(0), strides.append(1)
+            begin.append(0)
+            end.append(0)
+            strides.append(1)
             masks["ellipsis_mask"] |= bit
         elif s is None:
-            begin.append(0), end.append(0), strides.append(1)
+            begin.append(0)
+            end.append(0)
+            strides.append(1)
             masks["new_axis_mask"] |= bit
         else:
             s = _check_index(s)
-            begin.append(s), end.append(s + 1), strides.append(1)
+            begin.append(s)
+            end.append(s + 1)
+            strides.append(1)
             masks["shrink_axis_mask"] |= bit
     with ops_lib.name_scope(None, "strided_slice", [tensor]) as name:
         if begin:
@@ -456,7 +466,19 @@ def _slice_helper(tensor: Any, slice_spec: Any, var: Any = None) -> Tensor:
                 packed = [_cast(p, dtypes.int64) for p in packed]
         else:
             packed = [constant([], dtype=dtypes.int32)] * 3
-        return strided_slice(tensor, *packed, **masks, var=var, name=name)
+        return strided_slice(
+            tensor,
+            packed[0],
+            packed[1],
+            packed[2],
+            begin_mask=masks["begin_mask"],
+            end_mask=masks["end_mask"],
+            ellipsis_mask=masks["ellipsis_mask"],
+            new_axis_mask=masks["new_axis_mask"],
+            shrink_axis_mask=masks["shrink_axis_mask"],
+            var=var,
+            name=name,
+        )
 
 
 def _check_index(s: Any) -> Any:
@@ -477,7 +499,8 @@ Tensor._override_operator("__getitem__", _slice_helper)
 class Pad(OpDef):
     """``input`` padded with zeros: ``paddings[i] = [before, after]`` for dimension i."""
 
-    inputs = ("input", "paddings")
+    inputs: ClassVar[tuple[str, ...]] = ("input", "paddings")
+    type_attrs = {"T": 0, "Tpaddings": 1}
     samples = [
         Sample(input=(2, 3), paddings=np.array([[1, 0], [2, 1]], np.int32)),
         Sample(input=(0, 2), paddings=np.array([[1, 1], [0, 0]], np.int32), input_dtype=np.int32),
@@ -622,3 +645,8 @@ def pad(
     if mode not in ("REFLECT", "SYMMETRIC"):
         raise ValueError(f"Unknown padding mode: {mode}")
     return _create1("MirrorPad", [tensor, paddings], {"mode": mode}, name=name)
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops  # noqa: E402

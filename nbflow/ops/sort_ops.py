@@ -17,15 +17,15 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops.constant_ops import _check_axis, _create, _create1, _int_tensor, _value
+from nbflow.ops import math_ops
+from nbflow.ops.shape_ops import reshape, shape, transpose
+from nbflow.ops.join_ops import concat
 
 Tensor = ops_lib.Tensor
 
 
 # --- sorting --------------------------------------------------------------------------------------
 def _sort(values: Any, axis: Any, direction: str, name: str, want_indices: bool) -> Tensor:
-    from nbflow.ops import math_ops
-    from nbflow.ops.shape_ops import shape, transpose
-
     if direction not in ("ASCENDING", "DESCENDING"):
         raise ValueError(f"direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
     with ops_lib.name_scope(name, "sort", [values]):
@@ -59,8 +59,6 @@ def _sort(values: Any, axis: Any, direction: str, name: str, want_indices: bool)
 
 def _flip(x: Tensor, dtype: dtypes.DType) -> Tensor:
     """An order-reversing bijection: ``-x``, or ``max - x`` for unsigned integers."""
-    from nbflow.ops import math_ops
-
     if dtype.is_unsigned:
         return math_ops.subtract(ops_lib.convert_to_tensor(dtype.max, dtype=dtype), x)
     return math_ops.negative(x)
@@ -201,10 +199,6 @@ def bincount(
     >>> tf.Session().run(tf.bincount([1, 1, 3])).tolist()
     [0, 2, 0, 1]
     """
-    from nbflow.ops import math_ops
-    from nbflow.ops.join_ops import concat
-    from nbflow.ops.shape_ops import reshape
-
     with ops_lib.name_scope(name, "bincount", [arr, weights, minlength, maxlength]) as scope:
         arr = ops_lib.convert_to_tensor(arr, dtype=dtypes.int32, name="arr")
         # max(arr) + 1, or 0 for an empty arr: the -1 keeps the reduction from being empty.

@@ -28,6 +28,7 @@ from nbflow.ops.sparse_ops import (
     lexicographic_order,
     sparse_input,
 )
+from nbflow.ops.gather_nd_ops import gather_nd
 
 Tensor = ops_lib.Tensor
 
@@ -66,6 +67,7 @@ class SparseTensorDenseMatMul(SparseOp):
 
     def infer(self, a_indices, a_values, a_shape, b, adjoint_a: bool, adjoint_b: bool):
         a_dims = _shape_from_spec(a_shape).with_rank(2).dims
+        assert a_dims is not None  # with_rank gives a known rank
         m, k = a_dims[::-1] if adjoint_a else a_dims
         k2, n = b.shape.with_rank(2).dims[:: -1 if adjoint_b else 1]
         if not k.is_compatible_with(k2):
@@ -143,10 +145,10 @@ def _reduced_axes(axes: Any, rank: int) -> list[int]:
 def _reduce_infer(input_shape: TensorSpec, reduction_axes: TensorSpec, keep_dims: bool):
     shape = _shape_from_spec(input_shape)
     axes = _value(reduction_axes)
-    if shape.ndims is None or axes is None:
+    dims = shape.dims
+    if shape.ndims is None or axes is None or dims is None:
         return TensorShape(None)
     reduced = _reduced_axes(axes, shape.ndims)
-    dims = shape.dims
     if keep_dims:
         return TensorShape([1 if i in reduced else d for i, d in enumerate(dims)])
     return TensorShape([d for i, d in enumerate(dims) if i not in reduced])
@@ -205,8 +207,6 @@ class SparseReduceSum(SparseOp):
         return out
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_nd_ops import gather_nd
-
         indices, _, shape, axes = op.inputs
         rank = array_ops.size(shape, out_type=dtypes.int64)
         axes = math_ops.cast(axes, dtypes.int64)
@@ -438,8 +438,6 @@ class SparseTensorDenseAdd(SparseOp):
         return out
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_nd_ops import gather_nd
-
         return [None, gather_nd(grad, op.inputs[0]), None, grad]
 
 
@@ -511,8 +509,6 @@ class SparseSoftmax(SparseOp):
         return e / total[group]
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_nd_ops import gather_nd
-
         indices, _, shape = op.inputs
         softmax = op.outputs[0]
         product = SparseTensor(indices, softmax * grad, shape)

@@ -30,6 +30,7 @@ from nbflow.framework.sparse_tensor import (
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 from nbflow.ops import array_ops, math_ops
 from nbflow.ops.constant_ops import _create, _shape_from_spec, _value
+from nbflow.ops.gather_nd_ops import gather_nd
 
 Tensor = ops_lib.Tensor
 
@@ -160,8 +161,6 @@ class SparseToDense(SparseOp):
         return out
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
-        from nbflow.ops.gather_nd_ops import gather_nd
-
         sparse_indices, _, sparse_values, _ = op.inputs
         indices = sparse_indices
         if sparse_indices.shape.ndims != 2:
@@ -398,7 +397,9 @@ class SparseConcat(SparseOp):
         shape_value = None
         if rank is not None and all(k is not None for k in known):
             total = np.array(known[0], _I64)
-            total[concat_dim % rank] = sum(int(k[concat_dim % rank]) for k in known)
+            total[concat_dim % rank] = sum(
+                int(k[concat_dim % rank]) for k in known if k is not None
+            )
             shape_value = total
         return [
             TensorSpec(TensorShape([None, rank]), dtypes.int64),
@@ -560,8 +561,6 @@ def sparse_retain(sp_input: Any, to_retain: Any) -> SparseTensor:
 
 def from_dense(tensor: Any, name: str | None = None) -> SparseTensor:
     """The non-zero entries of a dense tensor as a SparseTensor (``tf.sparse.from_dense``)."""
-    from nbflow.ops.gather_nd_ops import gather_nd
-
     with ops_lib.name_scope(name, "dense_to_sparse"):
         tensor = ops_lib.convert_to_tensor(tensor)
         zero = array_ops.zeros([], dtype=tensor.dtype)

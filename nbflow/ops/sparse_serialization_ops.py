@@ -97,7 +97,13 @@ class DeserializeManySparse(OpDef):
     num_outputs = 3
     samples = [
         Sample(
-            serialized_sparse=SerializeManySparse().compute(None, *_SAMPLE.values(), None),
+            serialized_sparse=SerializeManySparse().compute(
+                KernelContext(),
+                _SAMPLE["sparse_indices"],
+                _SAMPLE["sparse_values"],
+                _SAMPLE["sparse_shape"],
+                None,
+            ),
             dtype=dtypes.float32,
         )
     ]
@@ -116,13 +122,13 @@ class DeserializeManySparse(OpDef):
                 None, None, f"Serialized sparse should be [N, 3], got {list(rows.shape)}"
             )
         parts = [[protos.make_ndarray(protos.TensorProto.FromString(s)) for s in r] for r in rows]
-        for _, values, _ in parts:
-            if dtypes.as_dtype(values.dtype) != dtype:
+        for _, row_values, _ in parts:
+            if dtypes.as_dtype(row_values.dtype) != dtype:
                 raise errors.InvalidArgumentError(
                     None,
                     None,
                     f"Requested SparseTensor of type {dtype.name} but SparseTensor[0].dtype() == "
-                    f"{dtypes.as_dtype(values.dtype).name}",
+                    f"{dtypes.as_dtype(row_values.dtype).name}",
                 )
         ranks = {len(shape) for _, _, shape in parts}
         if len(ranks) > 1:

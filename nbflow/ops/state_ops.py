@@ -23,6 +23,7 @@ class VariableV2(OpDef):
     attrs = {"shape": REQUIRED, "dtype": REQUIRED, "container": "", "shared_name": ""}
     stateful = True
     differentiable = False
+    is_variable = True
 
     def infer(self, shape: TensorShape, dtype: dtypes.DType, container: str, shared_name: str):
         return TensorSpec(shape, dtype.base_dtype._as_ref())
@@ -42,6 +43,7 @@ class Assign(OpDef):
 
     inputs = ("ref&", "value")
     attrs = {"validate_shape": True, "use_locking": True}
+    type_attrs = {"T": 0}
     stateful = True
     differentiable = False
 
@@ -197,3 +199,35 @@ def assign_sub(ref: Any, value: Any, use_locking: bool = False, name: str | None
 def is_variable_initialized(variable: Any) -> ops_lib.Tensor:
     ref = variable._ref() if hasattr(variable, "_ref") else variable
     return ops_lib.get_default_graph().create_op("IsVariableInitialized", [ref]).outputs[0]
+
+
+class _CountUpTo(OpDef):
+    """ref += 1 and return the old value; OutOfRangeError once it reached ``limit`` (epochs)."""
+
+    inputs = ("ref&",)
+    attrs = {"limit": REQUIRED}
+    stateful = True
+    differentiable = False
+
+    def infer(self, ref: TensorSpec, limit: int) -> TensorSpec:
+        return TensorSpec(ref.shape, ref.dtype.base_dtype)
+
+    def compute(self, ctx: KernelContext, ref: Any, limit: int) -> Any:
+        with ref.lock:
+            value = ref.read()
+            if int(value) >= limit:
+                raise errors.OutOfRangeError(
+                    None, None, f"Reached limit of {limit} ({ref.name}): input exhausted"
+                )
+            old = value.copy()
+            ref.value = value + 1
+            return old
+
+
+def count_up_to(ref: Any, limit: int, name: str | None = None) -> ops_lib.Tensor:
+    ref_tensor = ref._ref() if hasattr(ref, "_ref") else ref
+    return (
+        ops_lib.get_default_graph()
+        .create_op("_CountUpTo", [ref_tensor], {"limit": limit}, name=name or "CountUpTo")
+        .outputs[0]
+    )

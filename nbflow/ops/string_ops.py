@@ -34,7 +34,7 @@ def strings(*values: Any) -> np.ndarray:
 _WORDS = strings("Hello", " a b ", "ü∂x", "")
 
 
-def map_strings(fn: Callable[[bytes], Any], values: Any, dtype: Any = object) -> np.ndarray:
+def map_strings(fn: Callable[[Any], Any], values: Any, dtype: Any = object) -> np.ndarray:
     """``fn`` applied to each bytes element of ``values``, as an array of ``dtype``."""
     array = np.asarray(values, dtype=object)
     out = np.empty(array.shape, dtype=object)
@@ -168,6 +168,7 @@ class Substr(StringOp):
         return TensorSpec(shape, dtypes.string)
 
     def compute(self, ctx: KernelContext, input: Any, pos: Any, len: Any, unit: str) -> Any:
+        values: Any  # an object array: its elements are bytes
         values, starts, lengths = np.broadcast_arrays(np.asarray(input, object), pos, len)
         out = np.empty(values.shape, dtype=object)
         utf8 = unit == "UTF8_CHAR"
@@ -304,7 +305,7 @@ class StringJoin(StringOp):
         return TensorSpec(shape, dtypes.string)
 
     def compute(self, ctx: KernelContext, inputs: Any, separator: str) -> Any:
-        arrays = np.broadcast_arrays(*(np.asarray(v, dtype=object) for v in inputs))
+        arrays: Any = np.broadcast_arrays(*(np.asarray(v, dtype=object) for v in inputs))
         sep = separator.encode() if isinstance(separator, str) else separator
         out = np.empty(arrays[0].shape, dtype=object)
         for index in np.ndindex(out.shape):

@@ -128,7 +128,7 @@ class ReduceJoin(StringOp):
         if axes is None or inputs.shape.dims is None:
             rank = inputs.shape.ndims if keep_dims else None
             return TensorSpec(TensorShape(None if rank is None else [None] * rank), dtypes.string)
-        reduced = _normalize_axes(axes, inputs.shape.ndims)
+        reduced = _normalize_axes(axes, len(inputs.shape.dims))
         dims = [1 if i in reduced else d for i, d in enumerate(inputs.shape.dims)]
         if not keep_dims:
             dims = [d for i, d in enumerate(inputs.shape.dims) if i not in reduced]

@@ -32,6 +32,7 @@ from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape
 from nbflow.ops.histogram import histogram_proto
+from nbflow.ops.array_ops import constant
 
 
 def _bytes_scalar(data: bytes) -> np.ndarray:
@@ -177,7 +178,7 @@ class ImageSummary(_SummaryOp):
 
     def infer(self, tag: TensorSpec, tensor: TensorSpec, max_images: int, bad_color: Any):
         shape = tensor.shape.with_rank(4)
-        channels = shape.dims[3].value
+        channels = shape[3]
         if channels is not None and channels not in (1, 3, 4):
             raise ValueError(f"Tensor must have 1, 3, or 4 channels, got {channels}")
         return _string_spec()
@@ -236,6 +237,12 @@ class AudioSummaryV2(_SummaryOp):
                 ),
             )
         return _bytes_scalar(summary.SerializeToString())
+
+
+def is_tf1_tensor_summary(node_def: Any) -> bool:
+    """Whether ``node_def`` is TensorFlow 1's ``TensorSummary``, which keeps a JSON
+    ``SummaryDescription`` in its ``description`` attr (nbflow writes ``TensorSummaryV2``)."""
+    return node_def.op == "TensorSummary"
 
 
 class TensorSummaryV2(_SummaryOp):
@@ -335,8 +342,6 @@ def _summary(op_type: str, inputs: list[Any], attrs: dict[str, Any], scope: str)
 
 
 def _tag_const(tag: str) -> ops_lib.Tensor:
-    from nbflow.ops.array_ops import constant
-
     return constant(tag, dtype=dtypes.string, name="tag")
 
 
@@ -410,8 +415,6 @@ def tensor_summary(
     display_name: str | None = None,
 ) -> ops_lib.Tensor:
     """A summary holding the whole tensor (a ``TensorProto``) and optional plugin metadata."""
-    from nbflow.ops.array_ops import constant
-
     metadata = protos.SummaryMetadata()
     if summary_metadata is not None:
         metadata.CopyFrom(summary_metadata)

@@ -26,6 +26,7 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.op_def import REQUIRED, KernelContext, OpDef, TensorSpec
 from nbflow.framework.ops import Tensor
 from nbflow.framework.tensor_shape import TensorShape, as_shape, unknown_shape
+from nbflow.ops import array_ops, math_ops
 
 _UNWRITTEN = object()
 _CLEARED = object()
@@ -96,7 +97,7 @@ class _TensorArray:
             shape = TensorShape(value.shape)
             expected = self.element_shape
             if piece and expected.ndims:
-                expected = TensorShape([None, *expected.dims[1:]])
+                expected = TensorShape([None, *expected[1:]])
             if not expected.is_compatible_with(shape):
                 raise self._error(
                     f"Could not write to TensorArray index {i} because the value shape is "
@@ -568,8 +569,6 @@ class TensorArray:
         )
 
     def stack(self, name: str | None = None) -> Tensor:
-        from nbflow.ops import math_ops
-
         with ops_lib.name_scope(name, "TensorArrayStack", [self._handle]):
             return self.gather(math_ops.range(0, self.size()), name=name)
 
@@ -604,8 +603,6 @@ class TensorArray:
         return self._next(flow)
 
     def unstack(self, value: Any, name: str | None = None) -> TensorArray:
-        from nbflow.ops import array_ops, math_ops
-
         with ops_lib.name_scope(name, "TensorArrayUnstack", [self._handle, value]):
             value = self._value(value, "unstack")
             indices = math_ops.range(0, array_ops.shape(value)[0])
@@ -633,8 +630,6 @@ class TensorArray:
         return grad
 
     def identity(self) -> TensorArray:
-        from nbflow.ops import array_ops
-
         return self._next(array_ops.identity(self._flow))
 
     def close(self, name: str | None = None) -> ops_lib.Operation:

@@ -281,7 +281,7 @@ class UnsortedSegmentJoin(StringOp):
         _check_string(self.type, inputs, "inputs")
         n = array_ops._value(num_segments)
         ids, data = segment_ids.shape, inputs.shape
-        if ids.ndims is None or data.ndims is None:
+        if ids.ndims is None or data.dims is None:
             return TensorSpec(TensorShape(None), dtypes.string)
         rest = data.dims[ids.ndims :]
         return TensorSpec(TensorShape([None if n is None else int(n)] + rest), dtypes.string)
@@ -302,7 +302,7 @@ class UnsortedSegmentJoin(StringOp):
         out = np.empty((int(num_segments),) + rest, dtype=object)
         for k, rows in enumerate(parts):
             for index in np.ndindex(rest):
-                out[(k,) + index] = sep.join(np.asarray(r, dtype=object)[index] for r in rows)
+                out[(k,) + index] = sep.join(np.asarray(r, dtype=object).item(index) for r in rows)
         return out
 
 

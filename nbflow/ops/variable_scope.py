@@ -34,6 +34,7 @@ from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape, as_shape
 from nbflow.ops import init_ops
 from nbflow.ops.variables import Variable
+from nbflow.ops import array_ops, partitioned_variables as pv
 
 
 class _ReuseMode(enum.Enum):
@@ -180,13 +181,15 @@ class VariableScope:
         if kwargs.get("dtype") is None:
             kwargs["dtype"] = self._dtype
         reuse = self._reuse
-        getter = var_store.get_variable
+        getter: Callable[..., Any] = var_store.get_variable
         if self._custom_getter is not None:
             custom = self._custom_getter
             inner = getter
 
-            def getter(name: str, **kw: Any) -> Variable:  # noqa: F811 - wraps the store
+            def custom_getter(name: str, **kw: Any) -> Variable:  # wraps the store
                 return custom(inner, name, **kw)
+
+            getter = custom_getter
 
         # Variable names depend on variable scopes only: create them in the root name scope.
         with ops_lib.get_default_graph().name_scope(None):
@@ -197,7 +200,7 @@ class _VariableStore:
     """A graph's variables from ``get_variable`` and its variable-scope bookkeeping."""
 
     def __init__(self) -> None:
-        self.vars: dict[str, Variable] = {}
+        self.vars: dict[str, Any] = {}  # a Variable or a PartitionedVariable
         self.scope_counts: dict[str, int] = {}
         self._local = threading.local()
 
@@ -298,8 +301,6 @@ class _VariableStore:
         **options: Any,
     ) -> Any:
         """A ``PartitionedVariable`` of shards ``name/part_i`` (``ops/partitioned_variables``)."""
-        from nbflow.ops import partitioned_variables as pv
-
         if shape is None or not shape.is_fully_defined():
             raise ValueError(f"Partitioned variable {name} needs a fully defined shape")
         partitions = list(partitioner(shape=shape, dtype=dtype))
@@ -325,7 +326,6 @@ def _initial_value(
     if isinstance(initializer, ops_lib.Tensor) or not callable(initializer):
         if shape is not None and not isinstance(initializer, ops_lib.Tensor):
             # A Python or NumPy value must have the variable's shape.
-            from nbflow.ops import array_ops
 
             return (lambda: array_ops.constant(initializer, dtype=dtype, shape=shape)), None
         if shape is not None:

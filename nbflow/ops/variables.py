@@ -15,6 +15,7 @@ from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import GraphKeys
 from nbflow.ops import array_ops, control_flow_ops, state_ops
+from nbflow.framework.tensor_shape import TensorShape, as_shape
 
 
 class Variable:
@@ -51,7 +52,7 @@ class Variable:
             collections.append(GraphKeys.TRAINABLE_VARIABLES)
         self._trainable = trainable
         self._constraint = constraint
-        self._save_slice_info = None
+        self._save_slice_info: tuple[str, Any] | None = None
         self._partition_info = None
         with contextlib.ExitStack() as outside:
             if callable(initial_value):  # built once, outside any loop or cond being built
@@ -72,12 +73,8 @@ class Variable:
                 )
             value_shape = self._initial_value.shape
             if shape is not None:
-                from nbflow.framework.tensor_shape import as_shape
-
                 value_shape = as_shape(shape)
             elif not validate_shape:
-                from nbflow.framework.tensor_shape import TensorShape
-
                 value_shape = TensorShape(None)
             if validate_shape and not value_shape.is_fully_defined():
                 raise ValueError(
@@ -104,9 +101,10 @@ class Variable:
             name = variable_def.get(key)
             return graph.get_tensor_by_name(prefix + name) if name else None
 
-        self._variable = tensor("variable_name")
-        self._snapshot = tensor("snapshot_name")
-        self._initial_value = tensor("initial_value_name")
+        self._variable = graph.get_tensor_by_name(prefix + variable_def["variable_name"])
+        self._snapshot = graph.get_tensor_by_name(prefix + variable_def["snapshot_name"])
+        # (None where the exporting program recorded no initial value)
+        self._initial_value = tensor("initial_value_name")  # type: ignore[assignment]
         self._initializer_op = graph.get_operation_by_name(
             prefix + variable_def["initializer_name"]
         )
@@ -366,8 +364,6 @@ def report_uninitialized_variables(
     Each check runs where its variable lives (colocated ``IsVariableInitialized``), so only
     booleans cross devices or tasks: a variable's reference never leaves its device.
     """
-    from nbflow.ops import array_ops, math_ops
-
     var_list = global_variables() + local_variables() if var_list is None else var_list
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name):
@@ -379,3 +375,8 @@ def report_uninitialized_variables(
         if not flags:
             return names[:0]
         return array_ops.boolean_mask(names, math_ops.logical_not(array_ops.stack(flags)))
+
+
+# Modules that import this one, bound once its definitions exist (the gradients and
+# composites above call into them).
+from nbflow.ops import math_ops  # noqa: E402

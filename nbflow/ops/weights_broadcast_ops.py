@@ -22,7 +22,7 @@ Tensor = ops_lib.Tensor
 def assert_broadcastable(weights: Tensor, values: Tensor) -> None:
     """ValueError unless ``weights`` is a scalar or has ``values``' rank, each dim 1 or equal."""
     w, v = weights.shape, values.shape
-    if w.ndims is None or v.ndims is None or w.ndims == 0:
+    if w.dims is None or v.dims is None or w.ndims == 0:
         return
     if w.ndims != v.ndims:
         raise ValueError(
@@ -55,9 +55,9 @@ def remove_squeezable_dimensions(
     if lr is None or pr is None:
         return labels, predictions
     diff = pr - lr
-    if diff == expected_rank_diff + 1 and predictions.shape.dims[-1].value == 1:
+    if diff == expected_rank_diff + 1 and predictions.shape[-1] == 1:
         predictions = array_ops.squeeze(predictions, [-1])
-    elif diff == expected_rank_diff - 1 and labels.shape.dims[-1].value == 1:
+    elif diff == expected_rank_diff - 1 and labels.shape[-1] == 1:
         labels = array_ops.squeeze(labels, [-1])
     return labels, predictions
 

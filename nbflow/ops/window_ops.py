@@ -121,6 +121,8 @@ def dilation2d(
         x = ops_lib.convert_to_tensor(input)
         f = ops_lib.convert_to_tensor(filter, dtype=x.dtype.base_dtype)
         kh, kw, _ = f.shape.with_rank(3).as_list()
+        if kh is None or kw is None:
+            raise ValueError(f"dilation2d needs a filter of known height and width, got {f.shape}")
         taps, _, _ = _taps(x, (kh, kw), _pair(strides, "strides"), _pair(rates, "rates"), padding)
         shifted = [tap + f[dy, dx] for (dy, dx), tap in zip(np.ndindex(kh, kw), taps)]
         return math_ops.reduce_max(array_ops.stack(shifted), axis=0)
@@ -164,6 +166,8 @@ def max_pool_with_argmax(
         _, h, w, c = x.shape.as_list()
         window, stride = _pair(ksize, "ksize"), _pair(strides, "strides")
         taps, (out_h, out_w), (top, left) = _taps(x, window, stride, (1, 1), padding)
+        if h is None or w is None or c is None:  # _taps has checked H and W
+            raise ValueError(f"max_pool_with_argmax needs known channels, got {x.shape}")
         stacked = array_ops.stack(taps)
         values = math_ops.reduce_max(stacked, axis=0)
         tap = math_ops.argmax(stacked, axis=0, output_type=dtypes.int64)

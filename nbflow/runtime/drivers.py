@@ -130,7 +130,7 @@ class _PoolStep:
                 return
             item = stack.pop()
             node = nodes[item[0]]
-            inputs = None
+            inputs: Any = None  # (named in the error if prepare fails)
             try:
                 inputs, outputs, dead = prepare(item)
                 if outputs is None:
@@ -228,7 +228,7 @@ class _Walk:
             while stack and state.error is None:
                 item = stack.pop()
                 node = nodes[item[0]]
-                inputs = None
+                inputs: Any = None  # (named in the error if prepare fails)
                 try:
                     inputs, outputs, dead = state.prepare(item)
                     if outputs is None:
@@ -245,7 +245,7 @@ class _Walk:
         self._report()
 
     def _resume(self, node: PlanNode, item: Item, inputs: Any) -> Callable[..., None]:
-        called = []
+        called: list[bool] = []
 
         def resume(result: Any = None, error: BaseException | None = None) -> None:
             if called or self.state.error is not None:

@@ -212,7 +212,8 @@ def colocation_groups(
             if allow_soft_placement:  # the variable (or colocation target) decides
                 both = [d for d in da or () if b.op_def.has_kernel_for(d.device_type)] or db
                 root = groups.union(ra, rb)
-                allowed[root] = both
+                if both is not None:  # None: both are names outside this step
+                    allowed[root] = both
                 return
             raise errors.InvalidArgumentError(
                 b.node_def,

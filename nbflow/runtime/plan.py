@@ -20,6 +20,7 @@ from typing import Any
 from collections.abc import Callable, Sequence
 
 from nbflow.framework.ops import Operation, Tensor
+import heapq
 
 # Where a node's input comes from: ("feed", i) or ("node", node index, output index).
 Source = tuple
@@ -90,8 +91,6 @@ def topological_order(ops: set[Operation], fed: set[Tensor] | None = None) -> li
 
     Back edges into Merge ops (from NextIteration) are ignored, so loops order like their body.
     """
-    import heapq
-
     fed = fed or set()
     pending: dict[Operation, int] = {}
     consumers: dict[Operation, list[Operation]] = {op: [] for op in ops}

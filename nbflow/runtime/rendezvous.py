@@ -75,7 +75,7 @@ class LocalRendezvous:
             if error is None and parked is None:
                 self._table[key] = ("waiter", callback)
                 return key
-        if error is not None:
+        if parked is None:
             callback(None, "", error)
         else:
             callback(parked[1], parked[2], None)

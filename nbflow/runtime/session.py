@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Self
 
 from nbflow import errors
 from nbflow.devices import device as device_lib
@@ -268,7 +268,7 @@ class BaseSession:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return ops_lib._notebook_mimebundle(self, include, exclude)
 
-    def __enter__(self) -> BaseSession:
+    def __enter__(self) -> Self:
         self._default_context = self.as_default()
         self._default_context.__enter__()
         self._graph_context = self._graph.as_default()
@@ -289,7 +289,12 @@ class BaseSession:
 
     @staticmethod
     def reset(target: str, containers: list[str] | None = None, config: Any = None) -> None:
-        raise errors.UnimplementedError(None, None, "Session.reset applies to remote targets")
+        """Drop the resource containers of ``target``'s tasks and cancel their running steps
+        (for the session class registered for the target's scheme)."""
+        session_class = _session_targets.get(str(target).partition("://")[0])
+        if not target or session_class is None or session_class.reset is BaseSession.reset:
+            raise errors.UnimplementedError(None, None, "Session.reset applies to remote targets")
+        session_class.reset(target, containers, config)
 
 
 def _closed_error() -> errors.OpError:

@@ -61,7 +61,7 @@ class FetchHandler:
         if isinstance(fetch, Mapping):
             keys = list(fetch.keys())
             builders = [self._compile(graph, fetch[k]) for k in keys]
-            kind = type(fetch)
+            kind: Any = type(fetch)  # a dict, OrderedDict, ... built from pairs
             return lambda r: kind(zip(keys, (b(r) for b in builders)))
         if isinstance(fetch, (list, tuple)):
             builders = [self._compile(graph, f) for f in fetch]

@@ -94,12 +94,13 @@ def choose_runner(plan: Plan, pool: ThreadPoolExecutor, policy: RunnerPolicy) ->
     return InlineExecutor(plan)
 
 
-def caller_driver(plan: Plan) -> CallerDriver | None:
+def caller_driver(plan: Plan, serial_ok: bool = False) -> CallerDriver | None:
     """A driver running ``plan`` in the calling thread (a distributed task's message loop), or
     None where that would not do: control flow (loops belong on their own thread), async
     kernels other than Recvs (a Dequeue may complete in another thread), or independent
-    expensive kernels worth the thread pool."""
-    if plan.has_control_flow or has_parallel_work(plan):
+    expensive kernels worth the thread pool — unless ``serial_ok``: the caller measures its
+    steps and hands slow ones to the pool itself (a task's message loop does)."""
+    if plan.has_control_flow or (not serial_ok and has_parallel_work(plan)):
         return None
     if not all(node.op.op_def.is_recv for node in plan.nodes if node.is_async):
         return None

@@ -17,6 +17,7 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
 from nbflow.framework import ops as ops_lib
+from nbflow.ops.summary_ops import is_tf1_tensor_summary
 
 
 def _summary_description_class() -> Any:
@@ -47,7 +48,7 @@ def get_summary_description_from_json(text: str) -> Any:
 
 def get_summary_description(node_def: Any) -> Any:
     """The ``SummaryDescription`` of a ``TensorSummary`` node (its ``description`` attr)."""
-    if node_def.op != "TensorSummary":
+    if not is_tf1_tensor_summary(node_def):
         raise ValueError(f"Can't get_summary_description on {node_def.op}")
     description = node_def.attr["description"].s
     if isinstance(description, bytes):

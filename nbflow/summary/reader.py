@@ -187,7 +187,13 @@ class RunData:
         """A restart from a checkpoint at ``step``: later events of the old run are orphans."""
         for tag, points in self.scalars_raw.items():
             self.scalars_raw[tag] = [p for p in points if p[0] < step]
-        for store in (self.histograms, self.images, self.audio, self.tensors):
+        stores: tuple[dict[str, list[Any]], ...] = (
+            self.histograms,
+            self.images,
+            self.audio,
+            self.tensors,
+        )
+        for store in stores:
             for tag, values in store.items():
                 store[tag] = [v for v in values if v.step < step]
 

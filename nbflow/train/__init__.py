@@ -260,7 +260,7 @@ from nbflow.train.input import (  # noqa: E402
     maybe_shuffle_batch_join,
 )
 from nbflow.train.monitored_session import SessionCreator  # noqa: E402
-from nbflow.train.saver import generate_checkpoint_state_proto  # noqa: E402
+from nbflow.train.checkpoint_management import generate_checkpoint_state_proto  # noqa: E402
 from nbflow.train.warm_starting_util import VocabInfo, warm_start  # noqa: E402
 
 __all__ += [

@@ -27,6 +27,7 @@ from nbflow.train.session_run_hook import (
     SessionRunHook,
     SessionRunValues,
 )
+from nbflow.summary.writer import FileWriterCache
 
 _log = logging.getLogger("nbflow.train")
 
@@ -64,8 +65,9 @@ class SecondOrStepTimer:
     def update_last_triggered_step(self, step: int) -> tuple[float | None, int | None]:
         """Record a trigger; returns (seconds, steps) since the previous one (None at first)."""
         now = time.time()
+        last_time, last_step = self._last_time, self._last_step
         elapsed = (
-            None if self._last_time is None else (now - self._last_time, step - self._last_step)
+            None if last_time is None or last_step is None else (now - last_time, step - last_step)
         )
         self._last_time, self._last_step = now, step
         return elapsed if elapsed is not None else (None, None)
@@ -177,8 +179,6 @@ class ProfilerHook(SessionRunHook):
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
 
     def begin(self) -> None:
-        from nbflow.summary.writer import FileWriterCache  # summary sits above train
-
         self._next_step: int | None = None
         self._global_step = _require_global_step("ProfilerHook")
         self._file_writer = FileWriterCache.get(self._output_dir)
@@ -320,8 +320,6 @@ class StepCounterHook(SessionRunHook):
 
     def begin(self) -> None:
         if self._summary_writer is None and self._output_dir:
-            from nbflow.summary.writer import FileWriterCache
-
             self._summary_writer = FileWriterCache.get(self._output_dir)
         self._global_step = _require_global_step("StepCounterHook")
         self._summary_tag = f"{self._global_step.op.name}/sec"
@@ -333,7 +331,7 @@ class StepCounterHook(SessionRunHook):
         step = _value(run_values.results)
         if self._timer.should_trigger_for_step(step):
             elapsed, steps = self._timer.update_last_triggered_step(step)
-            if elapsed is not None and elapsed > 0:
+            if elapsed is not None and steps is not None and elapsed > 0:
                 self.last_rate = steps / elapsed
                 _log.info("%s: %g", self._summary_tag, self.last_rate)
                 if self._summary_writer is not None:
@@ -388,8 +386,6 @@ class CheckpointSaverHook(SessionRunHook):
         self._save_graph_def = save_graph_def
 
     def begin(self) -> None:
-        from nbflow.summary.writer import FileWriterCache
-
         os.makedirs(self._checkpoint_dir, exist_ok=True)
         self._summary_writer = FileWriterCache.get(self._checkpoint_dir)
         self._global_step = _require_global_step("CheckpointSaverHook")
@@ -475,8 +471,6 @@ class SummarySaverHook(SessionRunHook):
 
     def begin(self) -> None:
         if self._summary_writer is None and self._output_dir:
-            from nbflow.summary.writer import FileWriterCache
-
             self._summary_writer = FileWriterCache.get(self._output_dir)
         self._next_step: int | None = None
         self._global_step = _require_global_step("SummarySaverHook")

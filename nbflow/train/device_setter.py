@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nbflow.devices.spec import DeviceSpec
+from nbflow.train.server_lib import ClusterSpec
 
 STANDARD_PS_OPS = (
     "Variable",
@@ -116,8 +117,6 @@ def replica_device_setter(
 ) -> Callable[[Any], str] | None:
     """A device function placing variables on ps tasks and other ops on ``worker_device``."""
     if cluster is not None:
-        from nbflow.train.server_lib import ClusterSpec
-
         spec = ClusterSpec(cluster)
         ps_job = DeviceSpec.from_string(ps_device).job or "ps"
         ps_tasks = spec.num_tasks(ps_job) if ps_job in spec.jobs else 0

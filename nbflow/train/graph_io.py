@@ -19,7 +19,7 @@ from google.protobuf import text_format
 from nbflow.framework import protos
 from nbflow.framework.graph_export import tensorflow_graph_def
 from nbflow.framework.ops import Graph
-from nbflow.train.saver import write_atomically
+from nbflow.train.checkpoint_management import write_atomically
 
 
 def write_graph(

@@ -17,14 +17,14 @@ from typing import Any
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import GraphKeys
-from nbflow.ops import array_ops, bytes_ops, data_flow_ops, variables
+from nbflow.ops import array_ops, bytes_ops, queue_ops, state_ops, variables
 from nbflow.train.queue_runner import QueueRunner, add_queue_runner
+from nbflow.ops.variables import Variable
+from nbflow.ops import random_ops
 
 
 def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = None) -> Any:
     """``tensor``, but after ``num_epochs`` evaluations an OutOfRangeError instead."""
-    from nbflow.ops.variables import Variable
-
     tensor = ops_lib.convert_to_tensor(tensor)
     if num_epochs is None:
         return tensor
@@ -38,7 +38,7 @@ def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = 
             trainable=False,
             collections=[GraphKeys.LOCAL_VARIABLES],
         )
-        counter = data_flow_ops.count_up_to(epochs, num_epochs)
+        counter = state_ops.count_up_to(epochs, num_epochs)
         with graph.control_dependencies([counter]):
             return array_ops.identity(tensor, name="epochs_limited")
 
@@ -54,10 +54,8 @@ def input_producer(
     summary_name: str | None = None,
     name: str | None = None,
     cancel_op: Any = None,
-) -> data_flow_ops.QueueBase:
+) -> queue_ops.QueueBase:
     """A queue that a QueueRunner fills with the rows of ``input_tensor``, epoch after epoch."""
-    from nbflow.ops import random_ops
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "input_producer"):
         input_tensor = ops_lib.convert_to_tensor(input_tensor)
@@ -65,7 +63,7 @@ def input_producer(
         values = limit_epochs(input_tensor, num_epochs)
         if shuffle:
             values = random_ops.random_shuffle(values, seed=seed)
-        queue = data_flow_ops.FIFOQueue(
+        queue = queue_ops.FIFOQueue(
             capacity, [input_tensor.dtype.base_dtype], shapes=[shape], shared_name=shared_name
         )
         enqueue = queue.enqueue_many([values])
@@ -82,7 +80,7 @@ def string_input_producer(
     shared_name: str | None = None,
     name: str | None = None,
     cancel_op: Any = None,
-) -> data_flow_ops.QueueBase:
+) -> queue_ops.QueueBase:
     """A queue of file names for readers, (shuffled and) repeated ``num_epochs`` times."""
     string_tensor = ops_lib.convert_to_tensor(string_tensor, dtype=dtypes.string)
     return input_producer(
@@ -99,14 +97,14 @@ def string_input_producer(
 
 
 def range_input_producer(
-    limit: int,
+    limit: int | ops_lib.Tensor,
     num_epochs: int | None = None,
     shuffle: bool = True,
     seed: int | None = None,
     capacity: int = 32,
     shared_name: str | None = None,
     name: str | None = None,
-) -> data_flow_ops.QueueBase:
+) -> queue_ops.QueueBase:
     """A queue of the integers ``0 .. limit - 1``."""
     return input_producer(
         array_ops.range(limit),
@@ -181,7 +179,7 @@ def batch(
     """Batches of ``batch_size`` examples, filled by ``num_threads`` threads through a queue."""
 
     def factory(types: list, shapes_: list) -> Any:
-        cls = data_flow_ops.PaddingFIFOQueue if dynamic_pad else data_flow_ops.FIFOQueue
+        cls = queue_ops.PaddingFIFOQueue if dynamic_pad else queue_ops.FIFOQueue
         return cls(capacity, types, shapes_, shared_name=shared_name)
 
     return _batch(
@@ -212,7 +210,7 @@ def shuffle_batch(
     """Batches drawn at random from a buffer of at least ``min_after_dequeue`` examples."""
 
     def factory(types: list, shapes_: list) -> Any:
-        return data_flow_ops.RandomShuffleQueue(
+        return queue_ops.RandomShuffleQueue(
             capacity, min_after_dequeue, types, shapes_, seed=seed, shared_name=shared_name
         )
 
@@ -269,7 +267,7 @@ def batch_join(
     each source a list or dict of tensors of the same types."""
 
     def factory(types: list, shapes_: list) -> Any:
-        cls = data_flow_ops.PaddingFIFOQueue if dynamic_pad else data_flow_ops.FIFOQueue
+        cls = queue_ops.PaddingFIFOQueue if dynamic_pad else queue_ops.FIFOQueue
         return cls(capacity, types, shapes_, shared_name=shared_name)
 
     return _batch(
@@ -299,7 +297,7 @@ def shuffle_batch_join(
     """``batch_join`` through a RandomShuffleQueue: examples of all sources mixed at random."""
 
     def factory(types: list, shapes_: list) -> Any:
-        return data_flow_ops.RandomShuffleQueue(
+        return queue_ops.RandomShuffleQueue(
             capacity, min_after_dequeue, types, shapes_, seed=seed, shared_name=shared_name
         )
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from nbflow.framework import ops as ops_lib
+from nbflow.framework import dtypes
+from nbflow.ops import array_ops, math_ops
 
 
 def _as_float(value: Any, dtype: Any = None) -> Any:
-    from nbflow.framework import dtypes
-    from nbflow.ops import math_ops
-
     tensor = ops_lib.convert_to_tensor(value)
     target = dtype or (tensor.dtype.base_dtype if tensor.dtype.is_floating else dtypes.float32)
     return math_ops.cast(tensor, target)
@@ -25,8 +24,6 @@ def exponential_decay(
     name: str | None = None,
 ) -> Any:
     """learning_rate * decay_rate ^ (global_step / decay_steps) (floored when staircase)."""
-    from nbflow.ops import math_ops
-
     if global_step is None:
         raise ValueError("global_step is required for exponential_decay.")
     graph = ops_lib.get_default_graph()
@@ -41,8 +38,6 @@ def exponential_decay(
 
 def piecewise_constant(x: Any, boundaries: list[Any], values: list[Any], name: str | None = None):
     """values[0] while x <= boundaries[0], values[i] while x in (b[i-1], b[i]], then values[-1]."""
-    from nbflow.ops import array_ops, math_ops
-
     if len(values) != len(boundaries) + 1:
         raise ValueError("The length of values should be one more than the length of boundaries")
     graph = ops_lib.get_default_graph()
@@ -67,8 +62,6 @@ def polynomial_decay(
     name: str | None = None,
 ) -> Any:
     """(lr - end) * (1 - min(step, decay_steps) / decay_steps) ^ power + end."""
-    from nbflow.ops import math_ops
-
     graph = ops_lib.get_default_graph()
     with graph.name_scope(name or "PolynomialDecay"):
         lr = _as_float(learning_rate)

@@ -70,7 +70,7 @@ class Scaffold:
             saver = saver or copy_from_scaffold.saver
         self._init_op = init_op
         self._init_feed_dict = init_feed_dict
-        self._user_init_fn = init_fn
+        self._user_init_fn: Callable[..., Any] | None = init_fn
         self._init_fn = (lambda sess: init_fn(self, sess)) if init_fn else None
         self._ready_op = ready_op
         self._ready_for_local_init_op = ready_for_local_init_op
@@ -448,7 +448,7 @@ def MonitoredTrainingSession(  # noqa: N802 - TensorFlow's name
     )
     scaffold = scaffold or Scaffold()
     if not is_chief:
-        creator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
+        creator: SessionCreator = WorkerSessionCreator(scaffold, master, config, max_wait_secs)
         return MonitoredSession(creator, list(hooks or []), stop_grace_period_secs)
     all_hooks: list[SessionRunHook] = list(chief_only_hooks or [])
     creator = ChiefSessionCreator(scaffold, master, config, checkpoint_dir)

@@ -27,7 +27,7 @@ class QueueRunner:
         enqueue_ops: Sequence[Any] | None = None,
         close_op: Any = None,
         cancel_op: Any = None,
-        queue_closed_exception_types: Sequence[type] | None = None,
+        queue_closed_exception_types: Sequence[type[BaseException]] | None = None,
         queue_runner_def: Any = None,
         import_scope: str | None = None,
     ):

@@ -3,7 +3,8 @@
 A ``ClusterSpec`` names jobs and their tasks. In TensorFlow each task is a host:port; here a
 task is a process nbflow starts on a Dask worker, so a job may equally be given as a task count
 (``{"ps": 1, "worker": 2}``). ``Server`` starts the tasks of a ``ClusterSpec`` on a Dask
-cluster (``nbflow.distributed``) and exposes ``target`` for ``tf.Session(server.target)``.
+cluster (``nbflow.distributed``, which registers itself here when imported, as it registers its
+session target with the runtime) and exposes ``target`` for ``tf.Session(server.target)``.
 
 >>> ClusterSpec({"ps": 1, "worker": ["w0:2222", "w1:2222"]}).num_tasks("worker")
 2
@@ -11,7 +12,10 @@ cluster (``nbflow.distributed``) and exposes ``target`` for ``tf.Session(server.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from nbflow import errors
 
 
 class ClusterSpec:
@@ -91,6 +95,29 @@ class ClusterSpec:
         return f"ClusterSpec({self.as_dict()!r})"
 
 
+# The layer above fills this in: ``import nbflow.distributed`` registers its process-wide Dask
+# cluster (the train layer never imports Dask), as it registers the ``nbflow://`` session target.
+_default_cluster_factory: Callable[[], Any] | None = None
+
+
+def register_default_cluster(factory: Callable[[], Any]) -> None:
+    """Give ``Server`` without ``cluster=`` the cluster ``factory()`` returns (a plug-in point:
+    ``nbflow.distributed`` registers ``default_cluster`` when imported)."""
+    global _default_cluster_factory
+    _default_cluster_factory = factory
+
+
+def _default_cluster() -> Any:
+    if _default_cluster_factory is None:
+        raise errors.UnimplementedError(
+            None,
+            None,
+            "tf.train.Server needs a cluster: import nbflow.distributed (it registers a local "
+            "Dask cluster as the default) or pass cluster=nbflow.distributed.Cluster(...)",
+        )
+    return _default_cluster_factory()
+
+
 class Server:
     """An in-process handle on a cluster's task, as ``tf.train.Server`` is.
 
@@ -110,8 +137,6 @@ class Server:
         start: bool = True,
         cluster: Any = None,
     ):
-        from nbflow import distributed  # the layer above: Dask lives there
-
         spec = ClusterSpec(server_or_cluster_def)
         self.server_def = {
             "cluster": spec.as_cluster_def(),
@@ -120,7 +145,7 @@ class Server:
             "protocol": protocol or "dask",
         }
         self._spec = spec
-        self._cluster = cluster if cluster is not None else distributed.default_cluster()
+        self._cluster = cluster if cluster is not None else _default_cluster()
         self._cluster.create_tasks(spec, missing_only=True)
         self._config = config
 

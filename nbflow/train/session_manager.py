@@ -17,6 +17,7 @@ import numpy as np
 from nbflow import errors
 from nbflow.framework import ops as ops_lib
 from nbflow.train import saver as saver_lib
+from nbflow.runtime.session import Session
 
 
 class SessionManager:
@@ -39,8 +40,6 @@ class SessionManager:
         self._local_init_feed_dict = local_init_feed_dict
 
     def _new_session(self, master: str, config: Any) -> Any:
-        from nbflow.runtime.session import Session
-
         return Session(master, graph=self._graph, config=config)
 
     def _restore_checkpoint(
@@ -59,6 +58,7 @@ class SessionManager:
         if checkpoint_filename_with_path:
             saver.restore(sess, checkpoint_filename_with_path)
             return sess, True
+        assert checkpoint_dir  # the one source left (see the first test)
         deadline = time.monotonic() + max_wait_secs
         path = saver_lib.latest_checkpoint(checkpoint_dir)
         while path is None and wait_for_checkpoint and time.monotonic() < deadline:

@@ -31,11 +31,8 @@ from nbflow.framework import ops as ops_lib
 from nbflow.framework.indexed_slices import IndexedSlices
 from nbflow.framework.ops import GraphKeys
 from nbflow.ops import array_ops, control_flow_ops, state_ops
-from nbflow.ops.data_flow_ops import (
-    ConditionalAccumulator,
-    FIFOQueue,
-    SparseConditionalAccumulator,
-)
+from nbflow.ops.accumulator_ops import ConditionalAccumulator, SparseConditionalAccumulator
+from nbflow.ops.queue_ops import FIFOQueue
 from nbflow.ops.variables import Variable, global_variables, report_uninitialized_variables
 from nbflow.train.optimizer import Optimizer
 from nbflow.train.queue_runner import QueueRunner
@@ -118,7 +115,7 @@ class SyncReplicasOptimizer(Optimizer):
         self.ready_for_local_init_op = report_uninitialized_variables(global_variables())
 
         train_ops = []
-        aggregated = []
+        aggregated: list[Any] = []  # a gradient or None per variable
         var_list = []
         with graph.name_scope(self._name):
             for grad, var in grads_and_vars:

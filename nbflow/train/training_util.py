@@ -9,6 +9,7 @@ import numpy as np
 from nbflow.framework import dtypes
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import GraphKeys
+from nbflow.ops.variables import Variable
 
 
 def get_global_step(graph: Any = None) -> Any:
@@ -33,8 +34,6 @@ def get_global_step(graph: Any = None) -> Any:
 
 def create_global_step(graph: Any = None) -> Any:
     """Create the global step variable (ValueError if the graph already has one)."""
-    from nbflow.ops.variables import Variable
-
     graph = graph or ops_lib.get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError("'global_step' already exists.")

@@ -7,6 +7,8 @@ from google.protobuf import text_format
 import pytest
 
 import nbflow as tf
+from nbflow.framework.graph_def import node_def_of
+from nbflow.framework.op_def import registered_ops
 
 
 def _build():
@@ -90,3 +92,45 @@ def test_write_graph_writes_tensorflows_graph_def_that_imports_back(tmp_path, as
         x, z = tf.import_graph_def(graph_def, return_elements=["x:0", "z:0"], name="")
         with tf.Session() as sess:
             np.testing.assert_allclose(sess.run(z, {x: [[1.0, 0.0]]}), [[1.0, 3.0]])
+
+
+def _count_shape_functions(monkeypatch) -> list[int]:
+    """Count every shape function call, wrapping each OpDef the registry holds."""
+    calls = [0]
+    for opdef in registered_ops().values():
+
+        def counted(*args, _infer=opdef.infer, **kwargs):
+            calls[0] += 1
+            return _infer(*args, **kwargs)
+
+        monkeypatch.setattr(opdef, "infer", counted)
+    return calls
+
+
+def test_import_with_trusted_shapes_runs_no_shape_function_and_keeps_shapes(monkeypatch):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    _, total = tf.while_loop(
+        lambda i, acc: i < 4, lambda i, acc: (i + 1, acc + tf.reduce_sum(x, 1)), [0, tf.zeros([2])]
+    )
+    out = tf.identity(tf.reshape(total, [1, 2]), name="out")
+    graph = tf.get_default_graph()
+    graph_def = {
+        "node": [node_def_of(op, add_specs=True) for op in graph.get_operations()],
+        "versions": {"producer": 1},
+    }
+    calls = _count_shape_functions(monkeypatch)
+    g2 = tf.Graph()
+    with g2.as_default():
+        tf.import_graph_def(graph_def, name="", trusted_shapes=True)
+    assert calls[0] == 0
+    for op in graph.get_operations():
+        for t in op.outputs:
+            imported = g2.get_tensor_by_name(t.name)
+            assert (imported.dtype, imported.shape.as_list()) == (t.dtype, t.shape.as_list()), t
+    with g2.as_default():
+        tf.import_graph_def(graph_def, name="again")  # untrusted: every node inferred
+    assert calls[0] == len(graph.get_operations())
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with tf.Session(graph=g2) as sess:
+        got = sess.run(g2.get_tensor_by_name(out.name), {g2.get_tensor_by_name(x.name): xs})
+    np.testing.assert_allclose(got, 4 * xs.sum(1, keepdims=True).T)

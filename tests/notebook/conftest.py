@@ -4,7 +4,7 @@ import pytest
 from IPython import get_ipython
 from IPython.testing import globalipapp
 
-from nbflow.notebook import magics
+from nbflow.notebook import cells
 
 
 @pytest.fixture
@@ -13,11 +13,11 @@ def ip():
     shell = get_ipython()
     shell.run_line_magic("load_ext", "nbflow")
     shell.run_cell("import nbflow as tf")
-    old = magics._GRAPHS
-    magics._GRAPHS = magics.NotebookGraphs()
+    old = cells._GRAPHS
+    cells._GRAPHS = cells.NotebookGraphs()
     yield shell
-    magics._GRAPHS.close()
-    magics._GRAPHS = old
+    cells._GRAPHS.close()
+    cells._GRAPHS = old
     shell.parent_header = {}
 
 

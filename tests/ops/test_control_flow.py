@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import nbflow as tf
-from nbflow.framework.graph_def import import_graph_def
+from nbflow.framework.importer import import_graph_def
 
 
 def _assert_fails(x):

@@ -18,12 +18,15 @@ import threading
 from typing import Any
 
 import ipywidgets as widgets
+import numpy as np
+from PIL import Image as PILImage
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
 from nbflow.notebook import summary_model
 from nbflow.notebook.logs import as_source
 from nbflow.notebook.widgets.plots import bokeh_widget
+from nbflow.notebook.widgets.controls import RunControls
 from nbflow.notebook.widgets.scalars import ScalarsWidget
 
 
@@ -56,8 +59,6 @@ class SummaryDashboard(widgets.VBox):
         self._thread: threading.Thread | None = None
         self.polls = 0
         if run is not None:  # one Stop: the run's controls, which also end the polling
-            from nbflow.notebook.widgets.controls import RunControls
-
             run_controls = RunControls(run)
             self.stop_button = run_controls.stop_button
             controls = widgets.HBox([run_controls, self.status])
@@ -152,7 +153,8 @@ class SummaryDashboard(widgets.VBox):
                 title=f"{tag} ({run})", height=220, width=380, tools="pan,wheel_zoom,reset"
             )
             fig.xaxis.axis_label = "step"
-            cols = {"x": []} | {f"p{p}": [] for p in summary_model.BAND_PERCENTILES}
+            cols: dict[str, list[float]] = {"x": []}
+            cols |= {f"p{p}": [] for p in summary_model.BAND_PERCENTILES}
             src = ColumnDataSource(cols)
             bands = summary_model.BAND_PERCENTILES
             for k in range(len(bands) // 2):
@@ -161,7 +163,7 @@ class SummaryDashboard(widgets.VBox):
             fig.line("x", "p50", source=src, color="#08306b")
             entry = self.histograms[(run, tag)] = (fig, src)
             self.histogram_box.children = [*self.histogram_box.children, bokeh_widget(fig)]
-        new = {"x": [float(s) for s in series.steps[start:end]]}
+        new: dict[str, Any] = {"x": [float(s) for s in series.steps[start:end]]}
         rows = [summary_model.histogram_percentiles(h) for h in series.values[start:end]]
         for k, p in enumerate(summary_model.BAND_PERCENTILES):
             new[f"p{p}"] = [row[k] for row in rows]
@@ -203,9 +205,6 @@ class SummaryDashboard(widgets.VBox):
 
 def png_bytes(array: Any) -> bytes:
     """Encode an HxW or HxWxC uint8 array as PNG (for ``MemorySource.add_image``)."""
-    import numpy as np
-    from PIL import Image as PILImage
-
     buf = io.BytesIO()
     PILImage.fromarray(np.asarray(array, dtype=np.uint8)).save(buf, format="PNG")
     return buf.getvalue()

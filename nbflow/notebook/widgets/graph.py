@@ -25,6 +25,7 @@ import traitlets
 
 from nbflow.framework.ops import Graph
 from nbflow.notebook import graph_model
+from nbflow.notebook.cells import notebook_graphs
 from nbflow.notebook.display import cell_build_summary_html, op_details
 from nbflow.notebook.widgets.front_end import BoardWidget
 
@@ -121,8 +122,6 @@ class GraphWidget(BoardWidget):
             return
         values = self._last_values
         if values is None:
-            from nbflow.notebook.magics import notebook_graphs
-
             values = notebook_graphs().last_values
         self.details = op_details(op, values)
 

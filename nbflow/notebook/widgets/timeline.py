@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import ipywidgets as widgets
-from bokeh.models import Arrow, ColumnDataSource, HoverTool, VeeHead
+from bokeh.models import ColumnDataSource, HoverTool
+from bokeh.models.annotations.arrows import Arrow, VeeHead
 from bokeh.plotting import figure
 
 from nbflow.notebook.timeline_model import TimelineModel, trace_model
@@ -18,7 +19,7 @@ PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
 def timeline_figure(model: TimelineModel) -> tuple[Any, ColumnDataSource, ColumnDataSource]:
     rows = list(model.rows)[::-1] or ["(empty)"]
     fig = figure(
-        y_range=rows,
+        y_range=rows,  # type: ignore[arg-type]  # Bokeh makes a FactorRange of the names
         height=max(160, 34 * len(rows) + 80),
         width=900,
         tools="xpan,xwheel_zoom,box_zoom,reset",
@@ -49,7 +50,7 @@ def timeline_figure(model: TimelineModel) -> tuple[Any, ColumnDataSource, Column
         }
     )
     fig.add_layout(
-        Arrow(
+        Arrow(  # type: ignore[call-arg]  # Bokeh's stubs lack Arrow's line_color (3.9 has it)
             end=VeeHead(size=8, fill_color="#d62728", line_color="#d62728"),
             x_start="x_start",
             y_start="y_start",

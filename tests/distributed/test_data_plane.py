@@ -1,0 +1,137 @@
+"""The data plane: tensors between tasks as raw frames on connections Dask opened (TLS here)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import numpy as np
+import pytest
+from tornado.iostream import IOStream
+
+import nbflow as tf
+from nbflow.distributed.wire import PREFIX, is_raw, read_tensor, tensor_frames
+
+
+def _through_a_socket(writes: list[list], reads: int) -> list:
+    """Write frame lists on one end of a real socket pair, read ``reads`` tensors at the other."""
+
+    async def go() -> list:
+        a, b = socket.socketpair()
+        sender, receiver = IOStream(a), IOStream(b)
+        for frames in writes:
+            for frame in frames:
+                sender.write(frame)
+        got = [await read_tensor(receiver) for _ in range(reads)]
+        sender.close()
+        receiver.close()
+        return got
+
+    return asyncio.run(go())
+
+
+def test_tensors_come_back_with_dtype_shape_scalar_kind_and_key():
+    rng = np.random.default_rng(0)
+    values = [
+        rng.normal(size=(300, 100)).astype(np.float32),  # header and the buffer itself
+        np.arange(12, dtype=np.int64).reshape(3, 4)[:, ::2],  # not contiguous
+        np.array(7, np.int32),  # rank 0
+        np.float64(2.5),  # a NumPy scalar stays a scalar
+        np.zeros((0, 3), bool),
+        (np.arange(4) + 1j).astype(np.complex64),
+        None,  # a control edge's Send
+    ]
+    assert all(is_raw(v) for v in values)
+    assert not is_raw(np.array([b"a"])) and not is_raw(np.zeros(2, ">f4"))
+    writes = [tensor_frames("/job:ps/task:0", 7 + i, f"key{i}", v) for i, v in enumerate(values)]
+    assert len(writes[0]) == 2 and len(writes[1]) == 1  # big: the buffer goes as it is
+    got = _through_a_socket(writes, len(values))
+    for i, (value, (task, step_id, key, back)) in enumerate(zip(values, got)):
+        assert (task, step_id, key) == ("/job:ps/task:0", 7 + i, f"key{i}")
+        assert type(back) is type(value) and getattr(back, "dtype", None) == getattr(
+            value, "dtype", None
+        )
+        np.testing.assert_array_equal(back, value)
+    assert got[0][3].flags.writeable  # a fresh array the receiver owns
+
+
+def test_a_header_naming_a_non_numeric_dtype_is_refused():
+    frames = tensor_frames("/job:ps/task:0", 1, "k", np.zeros(2, np.float32))
+    head = frames[0]
+    header_size, nbytes = PREFIX.unpack(head[: PREFIX.size])
+    header = head[PREFIX.size : PREFIX.size + header_size].replace(b"<f4", b"|O8")
+    with pytest.raises(ValueError, match="not numeric"):
+        _through_a_socket([[PREFIX.pack(len(header), nbytes) + header + b"\0" * nbytes]], 1)
+
+
+def _data_planes(dask_worker) -> list[str]:
+    return list(dask_worker._nbflow_host._plane_comms)
+
+
+def test_weights_and_gradients_cross_tasks_on_the_data_plane(cluster):
+    rng = np.random.default_rng(1)
+    w0 = rng.normal(size=(400, 300)).astype(np.float32)  # 480 KB: a variable's buffer, no copy
+    xs = rng.normal(size=(8, 400)).astype(np.float32) / 20
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(w0, name="plane_w")
+    with tf.device("/job:worker/task:1"):
+        x = tf.placeholder(tf.float32, [8, 400])
+        y = tf.matmul(x, w)
+        loss = 0.5 * tf.reduce_sum(tf.square(y))  # its gradient x^T y needs the weights sent
+    with tf.device("/job:ps/task:0"):
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    with tf.Session(cluster.target) as sess:
+        sess.run(w.initializer)
+        got = [sess.run([y, train], {x: xs})[0] for _ in range(3)]
+        w_last = sess.run(w)
+    weights = w0.astype(np.float64)
+    for y_got in got:
+        y_want = xs @ weights
+        np.testing.assert_allclose(y_got, y_want, rtol=1e-4, atol=1e-4)
+        weights = weights - 0.5 * xs.T @ y_want
+    np.testing.assert_allclose(w_last, weights, rtol=1e-4, atol=1e-4)
+    planes = [a for found in cluster.client.run(_data_planes).values() for a in found]
+    assert len(planes) >= 2 and all(a.startswith("tls://") for a in planes)  # both ways, TLS
+
+
+def _loop_driven(dask_worker) -> dict[str, bool]:
+    host = dask_worker._nbflow_host
+    return {
+        f"{task} {handle}": registered.loop_drivers is not None
+        for task, server in host.tasks.items()
+        for handle, registered in server.graphs.items()
+    }
+
+
+def test_a_backward_pass_with_independent_matmuls_is_driven_on_the_message_loop(cluster):
+    rng = np.random.default_rng(2)
+    w1_0 = rng.normal(size=(20, 16)).astype(np.float32) / 4
+    w2_0 = rng.normal(size=(16, 4)).astype(np.float32) / 4
+    xs = rng.normal(size=(8, 20)).astype(np.float32)
+    with tf.device("/job:ps/task:1"):
+        w1, w2 = tf.Variable(w1_0, name="loop_w1"), tf.Variable(w2_0, name="loop_w2")
+    with tf.device("/job:worker/task:0"):
+        x = tf.placeholder(tf.float32, [8, 20])
+        h = tf.nn.relu(tf.matmul(x, w1))
+        loss = 0.5 * tf.reduce_sum(tf.square(tf.matmul(h, w2)))  # d/dh and d/dw2: independent
+        grads = tf.gradients(loss, [w1, w2])
+    with tf.device("/job:ps/task:1"):
+        train = tf.train.GradientDescentOptimizer(0.1).apply_gradients(zip(grads, [w1, w2]))
+    with tf.Session(cluster.target) as sess:
+        sess.run([w1.initializer, w2.initializer])
+        for _ in range(2):
+            sess.run(train, {x: xs})
+        got1, got2 = sess.run([w1, w2])
+    a, b = w1_0.astype(np.float64), w2_0.astype(np.float64)
+    for _ in range(2):
+        pre = xs @ a
+        hidden = np.maximum(pre, 0)
+        dy = hidden @ b
+        da = xs.T @ ((dy @ b.T) * (pre > 0))
+        a, b = a - 0.1 * da, b - 0.1 * hidden.T @ dy
+    np.testing.assert_allclose(got1, a, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got2, b, rtol=1e-4, atol=1e-5)
+    driven = {}
+    for found in cluster.client.run(_loop_driven).values():
+        driven.update(found)
+    assert driven and all(driven.values()), driven
