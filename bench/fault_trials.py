@@ -2,6 +2,11 @@
 
     python -m bench.fault_trials                                   # 10 trials of every kind
     python -m bench.fault_trials --trials 2 --kinds kill-ps,stop-ps  # a quick run
+    python -m bench.fault_trials --kinds kill-worker:3,kill-external-scheduler:1
+
+``--seconds`` bounds each trial (the external-scheduler kind, which makes its cluster twice, gets
+2.5 times as long); the child then reports what it has seen so far and everything it started is
+killed. The JSON is rewritten after every trial.
 
 Every trial runs in a child process of its own (its own session and process group, so a trial
 that hangs past ``--seconds`` is killed with everything it started). The child makes a cluster
