@@ -8,7 +8,7 @@ import { Widget } from '@lumino/widgets';
 import { BoardApi, RunInfo } from './api';
 import { BookkeepingRules } from './model/graph';
 import { ScalarSeries, appendReply, emptySeries, runLabel } from './model/series';
-import { opTimes } from './model/trace';
+import { opBytes, opTimes } from './model/trace';
 import { GraphView } from './views/graphView';
 import { HistogramSeries, HistogramsView } from './views/histogramsView';
 import { ImageSeries, ImagesView } from './views/imagesView';
@@ -23,6 +23,8 @@ export interface BoardOptions {
   logdir: string;
   bookkeeping?: Partial<BookkeepingRules>;
   pollMillis?: number;
+  /** Jump to the notebook cell that created an op (the graph's "created at" link). */
+  openCell?: (cell: string, line: number) => boolean;
 }
 
 const key = (run: string, tag: string): string => `${run}\u0000${tag}`;
@@ -35,6 +37,7 @@ export class BoardPanel extends Widget {
   private histograms = new Map<string, HistogramSeries>();
   private images = new Map<string, ImageSeries>();
   private graphRun = '';
+  /** The run whose graph is shown and its graph version ("run\u0000version"). */
   private graphLoaded = '';
   private traceLoaded = '';
 
@@ -64,7 +67,7 @@ export class BoardPanel extends Widget {
     this.title.label = `Board: ${this.logdir}`;
     this.title.caption = `nbflow Board on ${this.logdir}`;
     this.title.closable = true;
-    this.graphView = new GraphView(options.bookkeeping);
+    this.graphView = new GraphView(options.bookkeeping, { openCell: options.openCell });
     this.scalarsView.logdir = this.logdir;
     this.imagesView = new ImagesView((run, tag, index) => this.api.imageBlob(run, tag, index));
 
@@ -192,7 +195,7 @@ export class BoardPanel extends Widget {
       this.showWarnings();
       await Promise.all([this.pollScalars(api), this.pollHistograms(api), this.pollImages(api)]);
       this.updateRunSelect();
-      if (this.graphRun && this.graphLoaded !== this.graphRun) {
+      if (this.graphRun && this.graphLoaded !== this.graphKey(this.graphRun)) {
         await this.loadGraph();
       }
       const traces = runs.flatMap(r => r.tags.traces.map(t => `${r.name}/${t}`));
@@ -337,13 +340,20 @@ export class BoardPanel extends Widget {
     this.runSelect.value = this.graphRun;
   }
 
+  /** The run and the version of its graph, to notice a re-run that logged a new graph. */
+  private graphKey(run: string): string {
+    return `${run}\u0000${this.runs.find(r => r.name === run)?.tags.graph_version ?? 0}`;
+  }
+
   private async loadGraph(): Promise<void> {
     const run = this.graphRun;
     if (!run) {
       return;
     }
-    this.graphLoaded = run;
-    this.graphView.setGraphDef(await this.api.graph(run));
+    const sameRun = this.graphLoaded.split('\u0000')[0] === run;
+    this.graphLoaded = this.graphKey(run);
+    // a new version of the run shown is compared with it (the graph diff); another run is not
+    this.graphView.setGraphDef(await this.api.graph(run), sameRun);
   }
 
   private async loadTrace(option: string): Promise<void> {
@@ -355,5 +365,6 @@ export class BoardPanel extends Widget {
     const trace = await this.api.trace(run, name);
     this.timelineView.setTrace(trace);
     this.graphView.setOpTimes(opTimes(trace));
+    this.graphView.setOpBytes(opBytes(trace));
   }
 }

@@ -13,6 +13,12 @@ not declare (``T``, ``grad_a``) are dropped, the few op types TensorFlow names d
 mapped (``AddV2`` is ``Add``), and every op type nbflow lacks is named in one error. Before
 anything is added to the graph, the GraphDef's structure is checked: each node a name, an op type
 and a list of string inputs, names unique, inputs present, no cycle except a loop's back edge.
+
+``as_graph_def(add_shapes=True)`` (what ``FileWriter`` logs) describes each op for viewers, in
+attrs whose leading ``_`` TensorFlow's importer skips: ``_output_shapes`` as TensorFlow writes
+it, ``_output_types`` (the outputs' dtypes) and ``_source``, where the op was created: "file:line",
+or "cell:ID#N:line" for a notebook cell once the notebook layer has named it
+(``register_source_namer``). The Board's graph view shows them and links the cell.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -123,12 +129,40 @@ def node_def_of(op: Any) -> dict[str, Any]:
     return node
 
 
+SourceNamer = Callable[[str, int], "str | None"]
+_source_namers: list[SourceNamer] = []
+
+
+def register_source_namer(namer: SourceNamer) -> None:
+    """Let a higher layer name creation sites: ``namer(filename, line)`` answers a ``_source``
+    text (the notebook layer: "cell:ID#N:line" for a cell's file) or None to pass."""
+    if namer not in _source_namers:
+        _source_namers.append(namer)
+
+
+def source_of(op: Any) -> str | None:
+    """Where ``op`` was created, as its ``_source`` attr says it; None when not recorded."""
+    site = op.traceback
+    if not site:
+        return None
+    filename, line, _ = site
+    for namer in _source_namers:
+        named = namer(filename, line)
+        if named:
+            return named
+    return f"{filename}:{line}"
+
+
 def graph_to_graph_def(graph: Any, add_shapes: bool = False) -> dict[str, Any]:
     nodes = []
     for op in graph.get_operations():
         node = node_def_of(op)
         if add_shapes:
             node["attr"]["_output_shapes"] = encode_attr([t.shape for t in op.outputs])
+            node["attr"]["_output_types"] = encode_attr([t.dtype for t in op.outputs])
+            source = source_of(op)
+            if source:
+                node["attr"]["_source"] = source
         nodes.append(node)
     return {"node": nodes, "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}}
 
@@ -183,7 +217,8 @@ def import_graph_def(
                 for k, v in node.get("attr", {}).items()
                 if k in opdef.attrs or k.startswith("_") or k == "N"
             }
-            attrs.pop("_output_shapes", None)
+            for viewer_attr in ("_output_shapes", "_output_types", "_source"):
+                attrs.pop(viewer_attr, None)
             if prefix and "frame_name" in attrs:  # each imported copy of a loop is its own frame
                 attrs["frame_name"] = f"{prefix}{attrs['frame_name']}"
             if "_class" in attrs:
