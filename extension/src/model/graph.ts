@@ -87,8 +87,11 @@ export function parseInput(spec: string): { name: string; index: number; control
   if (spec.startsWith('^')) {
     return { name: spec.slice(1), index: -1, control: true };
   }
-  const m = /^(.*):(\d+)$/.exec(spec);
-  return m ? { name: m[1], index: Number(m[2]), control: false } : { name: spec, index: 0, control: false };
+  const colon = spec.lastIndexOf(':');
+  const index = colon < 0 ? NaN : Number(spec.slice(colon + 1));
+  return colon > 0 && Number.isInteger(index) && colon < spec.length - 1 && index >= 0
+    ? { name: spec.slice(0, colon), index, control: false }
+    : { name: spec, index: 0, control: false };
 }
 
 export function scopeOf(name: string): string {
@@ -294,6 +297,9 @@ export function extractBookkeeping(
   const types = new Set(rules.opTypes);
   const auxTypes = new Set(AUXILIARY_TYPES);
   const kept = (name: string): boolean => {
+    if (!keep.size) {
+      return false;
+    }
     for (let p = name; p; p = scopeOf(p)) {
       if (keep.has(p)) {
         return true;
@@ -506,9 +512,11 @@ export function groupSeries(
  */
 function groupOpSeries(graph: Graph, groups: Map<string, Group>, minMembers: number): string[] {
   const made: string[] = [];
-  const linked = new Set<string>();
+  const consumers = new Map<string, string[]>();
   for (const e of graph.edges) {
-    linked.add(`${e.src}\u0000${e.dst}`);
+    const list = consumers.get(e.src) ?? [];
+    list.push(e.dst);
+    consumers.set(e.src, list);
   }
   for (const parent of [...groups.values()]) {
     if (parent.synthetic) {
@@ -528,7 +536,7 @@ function groupOpSeries(graph: Graph, groups: Map<string, Group>, minMembers: num
         continue;
       }
       const names = new Set(members.map(x => x.name));
-      const chained = graph.edges.some(e => names.has(e.src) && names.has(e.dst));
+      const chained = members.some(x => (consumers.get(x.name) ?? []).some(d => names.has(d)));
       if (chained) {
         continue;
       }

@@ -38,13 +38,14 @@ export function renderLegend(node: HTMLElement, scheme: LegendScheme, markerId: 
     }
     svg('rect', { x: 2, y: 3, width: 26, height: 12, rx, fill }, g);
   };
-  entry(nodes, 'op', 'operation', nodeShape('nbflow-node nbflow-op', 6, '#ffffff'));
-  entry(nodes, 'variable', 'variable', nodeShape('nbflow-node nbflow-op', 6, '#f3e3c3'));
-  entry(nodes, 'group', 'name scope (⊞ expands)', nodeShape('nbflow-node nbflow-group', 3, '#dbe5f5'));
-  entry(nodes, 'repeated', 'scope repeated elsewhere', nodeShape('nbflow-node nbflow-group nbflow-repeated', 3, '#dbe5f5'));
-  entry(nodes, 'series', 'series of alike scopes', nodeShape('nbflow-node nbflow-group', 3, '#dbe5f5', true));
+  // swatches take the graph's look from nbflow-legend-node, not nbflow-node: they are no nodes
+  entry(nodes, 'op', 'operation', nodeShape('nbflow-legend-node', 6, '#ffffff'));
+  entry(nodes, 'variable', 'variable', nodeShape('nbflow-legend-node', 6, '#f3e3c3'));
+  entry(nodes, 'group', 'name scope (⊞ expands)', nodeShape('nbflow-legend-node', 3, '#dbe5f5'));
+  entry(nodes, 'repeated', 'scope repeated elsewhere', nodeShape('nbflow-legend-node nbflow-repeated', 3, '#dbe5f5'));
+  entry(nodes, 'series', 'series of alike scopes', nodeShape('nbflow-legend-node', 3, '#dbe5f5', true));
   entry(nodes, 'stub', 'edge to an auxiliary node', s => {
-    const g = svg('g', { class: 'nbflow-stub' }, s);
+    const g = svg('g', { class: 'nbflow-legend-stub' }, s);
     svg('line', { x1: 17, y1: 2, x2: 17, y2: 13 }, g);
     svg('circle', { cx: 17, cy: 13, r: 2.2 }, g);
   });
@@ -53,11 +54,11 @@ export function renderLegend(node: HTMLElement, scheme: LegendScheme, markerId: 
     svg('rect', { x: 19, y: 2, width: 14, height: 12, rx: 3, fill: '#ffffff', class: 'nbflow-diff-swatch-changed' }, s);
   });
   const edges = html('div', { class: 'nbflow-legend-section' }, node);
-  const edge = (cls: string, width: number) => (s: SVGSVGElement) =>
-    svg('path', { d: 'M2,8L28,8', class: cls, 'stroke-width': width, 'marker-end': `url(#${markerId})` }, s);
+  const edge = (cls: string, width: number, marker = markerId) => (s: SVGSVGElement) =>
+    svg('path', { d: 'M2,8L28,8', class: cls, 'stroke-width': width, 'marker-end': `url(#${marker})` }, s);
   entry(edges, 'data', 'data (width: tensor size)', edge('nbflow-edge nbflow-edge-data', 2));
   entry(edges, 'control', 'control dependency', edge('nbflow-edge nbflow-edge-control', 1));
-  entry(edges, 'ref', 'reference: variable update', edge('nbflow-edge nbflow-edge-ref', 2));
+  entry(edges, 'ref', 'reference: variable update', edge('nbflow-edge nbflow-edge-ref', 2, `${markerId}-ref`));
   const colors = html('div', { class: 'nbflow-legend-section nbflow-legend-colors', 'data-mode': scheme.mode }, node);
   if (scheme.mode === 'structure') {
     html('div', {}, colors, 'Colour: one colour per repeated structure; light blue: a unique scope.');

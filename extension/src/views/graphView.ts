@@ -176,21 +176,50 @@ export class GraphView {
   setGraphDef(def: GraphDef, compare = true): void {
     performance.mark('nbflow-graph-data');
     this.pendingMeasures.push('first-paint');
+    this.node.dataset.state = 'layout';
+    this.loading = this.loadGraphDef(def, compare, ++this.graphToken);
+  }
+
+  /** The graph being read (see loadGraphDef); reveal waits for it. */
+  private loading: Promise<void> = Promise.resolve();
+  private graphToken = 0;
+
+  /**
+   * Fold a GraphDef into the view's model in steps, giving the page back between them: on a
+   * 10,000-op graph each step takes a few tens of milliseconds, the whole a few hundred, and no
+   * single task may hold the main thread for 100 ms. A newer graph abandons an older one.
+   */
+  private async loadGraphDef(def: GraphDef, compare: boolean, token: number): Promise<void> {
+    const graph = parseGraphDef(def);
+    await yieldToPage();
+    const groups = buildHierarchy(graph);
+    await yieldToPage();
+    const first = groupSignatures(graph, groups);
+    await yieldToPage();
+    groupSeries(graph, groups, first);
+    await yieldToPage();
+    const signatures = groupSignatures(graph, groups);
+    const repeated = repeatedSignatures(groups, signatures);
+    await yieldToPage();
+    const aside = extractBookkeeping(graph, this.rules, this.keep);
     const previous = compare ? this.graph : null;
-    this.graph = parseGraphDef(def);
-    this.setDiff(previous ? diffGraphs(previous, this.graph) : null);
-    this.groups = buildHierarchy(this.graph);
-    this.signatures = groupSignatures(this.graph, this.groups);
-    groupSeries(this.graph, this.groups, this.signatures);
-    this.signatures = groupSignatures(this.graph, this.groups);
-    this.repeated = repeatedSignatures(this.groups, this.signatures);
-    this.aside = extractBookkeeping(this.graph, this.rules, this.keep);
+    const diff = previous ? diffGraphs(previous, graph) : null;
+    await yieldToPage();
+    if (token !== this.graphToken) {
+      return;
+    }
+    this.graph = graph;
+    this.groups = groups;
+    this.signatures = signatures;
+    this.repeated = repeated;
+    this.aside = aside;
+    this.setDiff(diff);
     for (const p of [...this.expanded]) {
       if (!this.groups.has(p)) {
         this.expanded.delete(p);
       }
     }
-    void this.render(true);
+    await this.render(true);
   }
 
   setRules(rules: Partial<BookkeepingRules>): void {
@@ -297,7 +326,14 @@ export class GraphView {
 
   /** Expand the scopes around an op, select it and centre on it. */
   reveal(name: string): void {
-    groupsAround(this.graph!, this.groups, name).forEach(s => this.expanded.add(s));
+    void this.loading.then(() => this.revealNow(name));
+  }
+
+  private revealNow(name: string): void {
+    if (!this.graph) {
+      return;
+    }
+    groupsAround(this.graph, this.groups, name).forEach(s => this.expanded.add(s));
     this.selected = `op:${name}`;
     this.hooks.expanded?.([...this.expanded]);
     this.hooks.selected?.(name);
@@ -853,6 +889,15 @@ export class GraphView {
     const rect = this.svgEl.getBoundingClientRect();
     this.minimap.setViewport(t, rect.width, rect.height);
   }
+}
+
+/** Let the page run (paint, input) before the next step: a macrotask, without setTimeout's clamping. */
+function yieldToPage(): Promise<void> {
+  return new Promise(resolve => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
 }
 
 /** Attrs the details show in their own rows (or not at all). */
