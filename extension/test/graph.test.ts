@@ -143,6 +143,11 @@ test('layout_places_clusters_around_their_children', () => {
   }
   assert.ok(result.boxes['a'].y < result.boxes['b'].y && result.boxes['b'].y < result.boxes['c'].y);
   assert.equal(result.edges.length, 2);
+  // an edge leaving the group starts at its op's bottom and ends at the other op's top
+  const out = result.edges.find(e => e.src === 'b')!.points;
+  const [b, c] = [result.boxes['b'], result.boxes['c']];
+  assert.deepEqual(out[0], { x: b.x, y: b.y + b.height / 2 });
+  assert.ok(Math.abs(out[out.length - 1].y - (c.y - c.height / 2)) <= 1);
 });
 
 test('a_flat_scope_of_ten_thousand_ops_is_split_and_lays_out', () => {

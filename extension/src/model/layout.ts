@@ -1,5 +1,6 @@
 /**
- * Layered layout of the visible graph with dagre (compound: expanded groups are clusters).
+ * Layered layout of the visible graph with dagre, level by level: an expanded group's children
+ * are laid out first and the group becomes one box of their size (see computeLayout).
  * Runs in a web worker (layout.worker.ts) so a large graph never blocks the page; the same
  * function runs on the main thread where workers are unavailable.
  */
