@@ -194,6 +194,9 @@ export class BoardPanel extends Widget {
       this.dropGone();
       this.showWarnings();
       await Promise.all([this.pollScalars(api), this.pollHistograms(api), this.pollImages(api)]);
+      if (api !== this.api) {
+        return; // the log directory changed meanwhile: its runs' graphs and traces are not ours
+      }
       this.updateRunSelect();
       if (this.graphRun && this.graphLoaded !== this.graphKey(this.graphRun)) {
         await this.loadGraph();
@@ -350,10 +353,15 @@ export class BoardPanel extends Widget {
     if (!run) {
       return;
     }
+    const api = this.api;
     const sameRun = this.graphLoaded.split('\u0000')[0] === run;
     this.graphLoaded = this.graphKey(run);
+    const def = await api.graph(run);
+    if (api !== this.api || run !== this.graphRun) {
+      return; // another directory or run was chosen meanwhile
+    }
     // a new version of the run shown is compared with it (the graph diff); another run is not
-    this.graphView.setGraphDef(await this.api.graph(run), sameRun);
+    this.graphView.setGraphDef(def, sameRun);
   }
 
   private async loadTrace(option: string): Promise<void> {
