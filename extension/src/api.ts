@@ -21,6 +21,8 @@ export interface RunTags {
   histograms: string[];
   images: string[];
   graph: boolean;
+  /** Graphs logged so far: it grows when a re-run logs its graph again. */
+  graph_version?: number;
   traces: string[];
 }
 

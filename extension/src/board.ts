@@ -15,7 +15,7 @@ import { BoardApi, RunInfo } from './api';
 import { BookkeepingRules } from './model/graph';
 import { LogdirEntry, RunColors, parseLogdirSpec, runId } from './model/runs';
 import { ScalarSeries, appendReply, emptySeries, runLabel } from './model/series';
-import { opTimes } from './model/trace';
+import { opBytes, opTimes } from './model/trace';
 import { DistributionsView } from './views/distributionsView';
 import { GraphView } from './views/graphView';
 import { HistogramSeries, HistogramsView } from './views/histogramsView';
@@ -41,6 +41,8 @@ export interface BoardOptions {
   logdir: string;
   bookkeeping?: Partial<BookkeepingRules>;
   pollMillis?: number;
+  /** Jump to the notebook cell that created an op (the graph's "created at" link). */
+  openCell?: (cell: string, line: number) => boolean;
 }
 
 const key = (run: string, tag: string): string => `${run}\u0000${tag}`;
@@ -56,6 +58,7 @@ export class BoardPanel extends Widget {
   private histograms = new Map<string, HistogramSeries>();
   private images = new Map<string, ImageSeries>();
   private graphRun = '';
+  /** The run whose graph is shown and its graph version ("run\u0000version"). */
   private graphLoaded = '';
   private traceLoaded = '';
 
@@ -86,7 +89,7 @@ export class BoardPanel extends Widget {
     this.title.label = `Board: ${this.logdir}`;
     this.title.caption = `nbflow Board on ${this.logdir}`;
     this.title.closable = true;
-    this.graphView = new GraphView(options.bookkeeping);
+    this.graphView = new GraphView(options.bookkeeping, { openCell: options.openCell });
     this.imagesView = new ImagesView((run, tag, index) => {
       const r = this.run(run);
       return r ? r.api.imageBlob(r.name, tag, index) : Promise.reject(new Error(`no run ${run}`));
@@ -280,9 +283,12 @@ export class BoardPanel extends Widget {
       this.dropGone();
       this.showWarnings();
       await Promise.all([this.pollScalars(apis), this.pollHistograms(apis), this.pollImages(apis)]);
+      if (apis !== this.apis) {
+        return; // the log directory changed meanwhile: its runs' graphs and traces are not ours
+      }
       this.updateRunsTable();
       this.updateRunSelect();
-      if (this.graphRun && this.graphLoaded !== this.graphRun) {
+      if (this.graphRun && this.graphLoaded !== this.graphKey(this.graphRun)) {
         await this.loadGraph();
       }
       const traces = this.runs.flatMap(r => r.tags.traces.map(t => `${r.id}/${t}`));
@@ -433,13 +439,26 @@ export class BoardPanel extends Widget {
     this.runSelect.value = this.graphRun;
   }
 
+  /** The run and the version of its graph, to notice a re-run that logged a new graph. */
+  private graphKey(run: string): string {
+    return `${run}\u0000${this.runs.find(r => r.id === run)?.tags.graph_version ?? 0}`;
+  }
+
   private async loadGraph(): Promise<void> {
     const run = this.run(this.graphRun);
     if (!run) {
       return;
     }
-    this.graphLoaded = run.id;
-    this.graphView.setGraphDef(await run.api.graph(run.name));
+    const apis = this.apis;
+    const id = this.graphRun;
+    const sameRun = this.graphLoaded.split('\u0000')[0] === id;
+    this.graphLoaded = this.graphKey(id);
+    const def = await run.api.graph(run.name);
+    if (apis !== this.apis || id !== this.graphRun) {
+      return; // another directory or run was chosen meanwhile
+    }
+    // a new version of the run shown is compared with it (the graph diff); another run is not
+    this.graphView.setGraphDef(def, sameRun);
   }
 
   private async loadTrace(option: string): Promise<void> {
@@ -454,5 +473,6 @@ export class BoardPanel extends Widget {
     const trace = await run.api.trace(run.name, name);
     this.timelineView.setTrace(trace);
     this.graphView.setOpTimes(opTimes(trace));
+    this.graphView.setOpBytes(opBytes(trace));
   }
 }

@@ -78,7 +78,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
           app.shell.activateById(existing.id);
           return existing;
         }
-        const content = new BoardPanel({ logdir: relative, bookkeeping });
+        const content = new BoardPanel({ logdir: relative, bookkeeping, openCell: (cell, line) => openNotebookCell(app, cell, line) });
         const widget = new MainAreaWidget({ content });
         widget.id = content.id;
         widget.title.label = content.title.label;
@@ -114,6 +114,37 @@ const plugin: JupyterFrontEndPlugin<void> = {
     );
   }
 };
+
+/** The parts of a notebook panel that jumping to a cell needs (no dependency on the notebook package). */
+interface NotebookLike {
+  id: string;
+  content: {
+    widgets: readonly { model: { id: string }; editor?: { setCursorPosition(p: { line: number; column: number }): void } | null }[];
+    activeCellIndex: number;
+    scrollToItem?(index: number): Promise<void>;
+  };
+}
+
+/**
+ * Activate the open notebook holding the cell with this id, select the cell and put the cursor
+ * on `line` (1-based). Returns false when no open notebook has it.
+ */
+export function openNotebookCell(app: JupyterFrontEnd, cell: string, line: number): boolean {
+  for (const widget of app.shell.widgets('main')) {
+    const content = (widget as unknown as Partial<NotebookLike>).content;
+    const index = content?.widgets?.findIndex?.(c => c?.model?.id === cell) ?? -1;
+    if (!content || index < 0) {
+      continue;
+    }
+    app.shell.activateById(widget.id);
+    content.activeCellIndex = index;
+    const place = (): void =>
+      content.widgets[index].editor?.setCursorPosition({ line: Math.max(0, line - 1), column: 0 });
+    void (content.scrollToItem?.(index) ?? Promise.resolve()).then(place);
+    return true;
+  }
+  return false;
+}
 
 /** The output of `%dataflow_board`: opens (or focuses) the board once, and offers a button. */
 class BoardLink extends Widget {

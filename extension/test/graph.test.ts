@@ -14,8 +14,16 @@ import {
   groupsAround,
   MAX_CHILDREN,
   searchOps,
-  computeTimeOf
+  computeTimeOf,
+  diffGraphs,
+  edgeElements,
+  edgeLabel,
+  formatTensor,
+  outputsOf,
+  parseSource,
+  strokeWidthFor
 } from '../src/model/graph';
+import { opBytes } from '../src/model/trace';
 import { computeLayout } from '../src/model/layout';
 import { LIGHT_TEXT, DARK_TEXT, contrastRatio, textColorOn, tint } from '../src/model/color';
 
@@ -135,6 +143,11 @@ test('layout_places_clusters_around_their_children', () => {
   }
   assert.ok(result.boxes['a'].y < result.boxes['b'].y && result.boxes['b'].y < result.boxes['c'].y);
   assert.equal(result.edges.length, 2);
+  // an edge leaving the group starts at its op's bottom and ends at the other op's top
+  const out = result.edges.find(e => e.src === 'b')!.points;
+  const [b, c] = [result.boxes['b'], result.boxes['c']];
+  assert.deepEqual(out[0], { x: b.x, y: b.y + b.height / 2 });
+  assert.ok(Math.abs(out[out.length - 1].y - (c.y - c.height / 2)) <= 1);
 });
 
 test('a_flat_scope_of_ten_thousand_ops_is_split_and_lays_out', () => {
@@ -263,4 +276,98 @@ test('parallel_ops_of_one_type_fold_into_a_series_but_a_chain_does_not', () => {
   const v = collapse(graph, groups, new Set());
   assert.deepEqual(v.items.map(i => i.id).sort(), ['group:chain', 'group:x_[0-4]', 'op:sum']);
   assert.deepEqual(v.edges.map(e => `${e.src}->${e.dst}:${e.count}`), ['group:x_[0-4]->op:sum:5']);
+});
+
+
+const trained = {
+  node: [
+    { name: 'x', op: 'Placeholder', attr: { dtype: { type: 'float32' }, _output_shapes: { list: [{ shape: [null, 784] }] } } },
+    { name: 'w', op: 'VariableV2', attr: { dtype: { type: 'float32' }, _output_shapes: { list: [{ shape: [784, 10] }] } } },
+    { name: 'w/read', op: 'Identity', input: ['w'], attr: { _output_shapes: { list: [{ shape: [784, 10] }] }, _output_types: { list: [{ type: 'float32' }] } } },
+    { name: 'logits', op: 'MatMul', input: ['x', 'w/read'], attr: { _output_shapes: { list: [{ shape: [null, 10] }] }, _output_types: { list: [{ type: 'float32' }] }, _source: 'cell:c1#3:2' } },
+    { name: 'pair', op: 'Split', input: ['logits'], attr: { _output_shapes: { list: [{ shape: [null, 5] }, { shape: [null, 5] }] }, _output_types: { list: [{ type: 'float32' }, { type: 'float32' }] } } },
+    { name: 'same', op: 'Equal', input: ['pair', 'pair:1'], attr: { _output_shapes: { list: [{ shape: null }] }, _output_types: { list: [{ type: 'bool' }] } } },
+    { name: 'w/init', op: 'Const' },
+    { name: 'w/Assign', op: 'Assign', input: ['w', 'w/init'] },
+    { name: 'train/update_w', op: 'ApplyGradientDescent', input: ['w', 'logits'] },
+    { name: 'train', op: 'NoOp', input: ['^train/update_w'] }
+  ]
+};
+
+test('edges_are_data_control_or_reference_into_a_variable_update', () => {
+  const g = parseGraphDef(trained);
+  const kind = (src: string, dst: string): string => g.edges.find(e => e.src === src && e.dst === dst)!.kind;
+  assert.equal(kind('x', 'logits'), 'data');
+  assert.equal(kind('w', 'w/read'), 'data'); // reading a variable is no update
+  assert.equal(kind('w', 'w/Assign'), 'ref');
+  assert.equal(kind('w/init', 'w/Assign'), 'data'); // the new value is an ordinary tensor
+  assert.equal(kind('w', 'train/update_w'), 'ref');
+  assert.equal(kind('train/update_w', 'train'), 'control');
+});
+
+test('collapsed_edges_keep_their_kind_and_tensors', () => {
+  const g = parseGraphDef(trained);
+  const groups = buildHierarchy(g);
+  const v = collapse(g, groups, new Set());
+  const edge = (src: string, dst: string) => v.edges.find(e => e.src === src && e.dst === dst)!;
+  // w (a group holding w, w/read, w/Assign, w/init) into train: a reference beats data
+  assert.equal(edge('group:w', 'group:train').kind, 'ref');
+  assert.equal(edge('op:pair', 'op:same').kind, 'data');
+  assert.deepEqual(edge('op:pair', 'op:same').tensors, ['pair:0', 'pair:1']);
+  const inner = collapse(g, groups, new Set(['train']));
+  assert.equal(inner.edges.find(e => e.src === 'op:train/update_w' && e.dst === 'op:train')!.kind, 'control');
+});
+
+test('outputs_read_dtype_and_shape_from_the_graph_def', () => {
+  const g = parseGraphDef(trained);
+  assert.deepEqual(outputsOf(g.ops.get('x')!), [{ dtype: 'float32', shape: [null, 784] }]);
+  assert.deepEqual(outputsOf(g.ops.get('pair')!).map(formatTensor), ['float32[?,5]', 'float32[?,5]']);
+  assert.equal(formatTensor(outputsOf(g.ops.get('same')!)[0]), 'bool[…]');
+  assert.deepEqual(outputsOf(g.ops.get('w/init')!), []); // nothing recorded: nothing claimed
+});
+
+test('edge_labels_name_each_tensor_with_dtype_and_shape_and_width_grows_with_size', () => {
+  const g = parseGraphDef(trained);
+  const v = collapse(g, buildHierarchy(g), new Set(['w']));
+  const label = (src: string, dst: string): string => edgeLabel(g, v.edges.find(e => e.src === src && e.dst === dst)!);
+  assert.equal(label('op:x', 'op:logits'), 'x:0 float32[?,784]');
+  assert.equal(label('op:pair', 'op:same'), 'pair:0 float32[?,5]\npair:1 float32[?,5]');
+  assert.match(label('op:w', 'group:train'), /^reference \(variable update\)\nw:0 float32\[784,10\]$/);
+  const size = (src: string, dst: string): number => edgeElements(g, v.edges.find(e => e.src === src && e.dst === dst)!);
+  assert.equal(size('op:w/read', 'op:logits'), 7840);
+  assert.equal(size('op:x', 'op:logits'), 784); // an unknown batch dimension counts as 1
+  assert.equal(strokeWidthFor(1), 1);
+  assert.ok(strokeWidthFor(784) < strokeWidthFor(7840));
+  assert.equal(strokeWidthFor(1e12), 6);
+});
+
+test('graph_diff_finds_added_removed_and_changed_ops', () => {
+  const before = parseGraphDef(trained);
+  const nodes = trained.node
+    .filter(n => n.name !== 'same')
+    .map(n => (n.name === 'logits' ? { ...n, input: ['x', 'w'] } : n.name === 'x' ? { ...n, attr: { ...n.attr, _source: 'cell:c1#4:1' } } : n));
+  nodes.push({ name: 'softmax', op: 'Softmax', input: ['logits'] } as (typeof nodes)[number]);
+  const diff = diffGraphs(before, parseGraphDef({ node: nodes }));
+  assert.deepEqual(diff, { added: ['softmax'], removed: ['same'], changed: ['logits'] }); // a moved line is no change
+  assert.deepEqual(diffGraphs(before, parseGraphDef(trained)), { added: [], removed: [], changed: [] });
+});
+
+test('creation_sites_name_a_cell_or_a_file', () => {
+  assert.deepEqual(parseSource('cell:c1#3:2'), { cell: 'c1', executionCount: 3, line: 2 });
+  assert.deepEqual(parseSource('cell:c1#:2'), { cell: 'c1', executionCount: undefined, line: 2 });
+  assert.deepEqual(parseSource('/home/me/train.py:41'), { file: '/home/me/train.py', line: 41 });
+  assert.equal(parseSource(undefined), null);
+});
+
+test('memory_per_op_comes_from_the_traces_allocation_figures', () => {
+  const trace = {
+    traceEvents: [
+      { ph: 'X', name: 'MatMul', ts: 0, dur: 5, args: { name: 'logits', op: 'MatMul', output0: 'float32[32, 10] (1280 B)' } },
+      { ph: 'X', name: 'Split', ts: 5, dur: 1, args: { name: 'pair', output0: 'float32[32, 5] (640 B)', output1: 'float32[32, 5] (640 B)' } },
+      { ph: 'X', name: 'NoOp', ts: 6, dur: 1, args: { name: 'train' } },
+      { ph: 'C', name: 'Allocated bytes', ts: 6, args: { bytes: 2560 } }
+    ]
+  };
+  assert.deepEqual([...opBytes(trace)], [['logits', 1280], ['pair', 1280]]);
+  assert.equal(opBytes({ traceEvents: [{ ph: 'X', name: 'A', ts: 0, dur: 1, args: { name: 'a' } }] }).size, 0);
 });

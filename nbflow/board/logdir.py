@@ -173,6 +173,7 @@ class LogDirectory:
             "histograms": sorted(data.histograms),
             "images": sorted(data.images),
             "graph": data.graph is not None,
+            "graph_version": data.graph_version,
             "traces": self.trace_names(run),
         }
 

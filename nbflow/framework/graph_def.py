@@ -7,6 +7,12 @@ Attr values are tagged where JSON has no type of their own: ``{"type": "float32"
 DType, ``{"shape": [2, null]}`` for a TensorShape, ``{"tensor": {...}}`` for an array.
 ``Graph.as_graph_def`` and ``Operation.node_def`` write this form; ``importer.import_graph_def``
 reads it (or TensorFlow's protobuf) back into a graph.
+
+``as_graph_def(add_shapes=True)`` (what ``FileWriter`` logs) describes each op for viewers, in
+attrs whose leading ``_`` TensorFlow's importer skips: ``_output_shapes`` as TensorFlow writes
+it, ``_output_types`` (the outputs' dtypes) and ``_source``, where the op was created: "file:line",
+or "cell:ID#N:line" for a notebook cell once the notebook layer has named it
+(``register_source_namer``). The Board's graph view shows them and links the cell.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -121,12 +128,38 @@ def node_def_of(op: Any, add_specs: bool = False) -> dict[str, Any]:
     return node
 
 
+SourceNamer = Callable[[str, int], "str | None"]
+_source_namers: list[SourceNamer] = []
+
+
+def register_source_namer(namer: SourceNamer) -> None:
+    """Let a higher layer name creation sites: ``namer(filename, line)`` answers a ``_source``
+    text (the notebook layer: "cell:ID#N:line" for a cell's file) or None to pass."""
+    if namer not in _source_namers:
+        _source_namers.append(namer)
+
+
+def source_of(op: Any) -> str | None:
+    """Where ``op`` was created, as its ``_source`` attr says it; None when not recorded."""
+    site = op.traceback
+    if not site:
+        return None
+    filename, line, _ = site
+    for namer in _source_namers:
+        named = namer(filename, line)
+        if named:
+            return named
+    return f"{filename}:{line}"
+
+
 def graph_to_graph_def(graph: Any, add_shapes: bool = False) -> dict[str, Any]:
     nodes = []
     for op in graph.get_operations():
-        node = node_def_of(op)
+        node = node_def_of(op, add_specs=add_shapes)
         if add_shapes:
-            node["attr"]["_output_shapes"] = encode_attr([t.shape for t in op.outputs])
+            source = source_of(op)
+            if source:
+                node["attr"]["_source"] = source
         nodes.append(node)
     return {"node": nodes, "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}}
 

@@ -75,6 +75,7 @@ def import_graph_def(
             }
             shapes = attrs.pop("_output_shapes", None)
             types = attrs.pop("_output_types", None)
+            attrs.pop("_source", None)  # where the op was created, for viewers
             specs = None
             if trusted_shapes and shapes is not None and types is not None:
                 specs = [TensorSpec(shape, dtype) for shape, dtype in zip(shapes, types)]

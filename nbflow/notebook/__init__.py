@@ -21,10 +21,12 @@ _loaded: set[int] = set()
 def load_ipython_extension(ipython: Any) -> None:
     """Register the nbflow magics in ``ipython`` (idempotent)."""
     from nbflow.notebook.magics import DataflowMagics
+    from nbflow.notebook.sources import CellFiles
 
     if id(ipython) in _loaded:
         return
     ipython.register_magics(DataflowMagics)
+    CellFiles().install(ipython)  # the logged graph names the cell that created each op
     _loaded.add(id(ipython))
 
 

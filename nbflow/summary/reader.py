@@ -161,6 +161,7 @@ class RunData:
     audio: dict[str, list[AudioValue]] = field(default_factory=dict)
     tensors: dict[str, list[TensorValue]] = field(default_factory=dict)
     graph: dict[str, Any] | None = None
+    graph_version: int = 0  # graphs read so far: a re-run that logs its graph again bumps it
     run_metadata: dict[str, bytes] = field(default_factory=dict)
     # the run's hyperparameters, from TensorBoard HParams summaries (nbflow.summary.hparams)
     hparams: dict[str, HParamValue] = field(default_factory=dict)
@@ -177,9 +178,11 @@ class RunData:
                 self._add_value(event.step, event.wall_time, value)
         elif kind == "graph_def":
             self.graph = protos.graph_proto_to_dict(protos.GraphDef.FromString(event.graph_def))
+            self.graph_version += 1
         elif kind == "meta_graph_def" and self.graph is None:
             meta = protos.MetaGraphDef.FromString(event.meta_graph_def)
             self.graph = protos.graph_proto_to_dict(meta.graph_def)
+            self.graph_version += 1
         elif kind == "tagged_run_metadata":
             tagged = event.tagged_run_metadata
             self.run_metadata[tagged.tag] = tagged.run_metadata

@@ -12,8 +12,12 @@
  *   extractBookkeeping  rules -> ops set aside as auxiliary (TensorBoard's "auxiliary nodes"):
  *                     initializers, savers, summaries, gradients, optimizer updates, high degree
  *   groupSignatures   groups of identical structure share a signature
- *   collapse          the expanded groups -> the visible graph (items, edges, parents)
+ *   collapse          the expanded groups -> the visible graph (items, edges, parents); each
+ *                     drawn edge keeps its kind (data, control, reference) and its tensors
  *   searchOps         ops whose name or type matches a query
+ *   outputsOf         an op's outputs: dtype and shape, from `_output_types`/`_output_shapes`
+ *   diffGraphs        what a re-run changed: ops added, removed and changed
+ *   parseSource       where an op was created (`_source`: a file and line, or a notebook cell)
  */
 
 export interface NodeDef {
@@ -41,12 +45,36 @@ export interface OpNode {
   group: string;
 }
 
+/**
+ * How an edge is drawn: a tensor (data), an ordering constraint (control, dashed) or a
+ * variable handed by reference to an op that updates it (Assign, ApplyAdam, …).
+ */
+export type EdgeKind = 'data' | 'control' | 'ref';
+
 export interface OpEdge {
   src: string;
   dst: string;
   control: boolean;
+  kind: EdgeKind;
   /** Output index of the source tensor; -1 for a control edge. */
   index: number;
+}
+
+/** Ops that hold a variable's storage. */
+const VARIABLE_OPS = /^(VariableV2|Variable|VarHandleOp|TemporaryVariable)$/;
+/**
+ * Ops that update the variable given as an input in place. A GraphDef does not say which
+ * inputs are references (that lives in TensorFlow's OpDef), so, like TensorBoard, the view
+ * knows the update ops by type; an edge from a variable into one of them is a reference edge.
+ */
+const UPDATE_OPS = /^(Assign|AssignAdd|AssignSub|AssignVariableOp|AssignAddVariableOp|AssignSubVariableOp|CountUpTo|(Resource)?(Sparse)?Apply\w+|(Resource)?Scatter\w+)$/;
+
+/** The kind of an edge from `src` into `dst`. */
+export function edgeKind(src: OpNode, dst: OpNode, control: boolean): EdgeKind {
+  if (control) {
+    return 'control';
+  }
+  return VARIABLE_OPS.test(src.op) && UPDATE_OPS.test(dst.op) ? 'ref' : 'data';
 }
 
 export interface Graph {
@@ -59,8 +87,11 @@ export function parseInput(spec: string): { name: string; index: number; control
   if (spec.startsWith('^')) {
     return { name: spec.slice(1), index: -1, control: true };
   }
-  const m = /^(.*):(\d+)$/.exec(spec);
-  return m ? { name: m[1], index: Number(m[2]), control: false } : { name: spec, index: 0, control: false };
+  const colon = spec.lastIndexOf(':');
+  const index = colon < 0 ? NaN : Number(spec.slice(colon + 1));
+  return colon > 0 && Number.isInteger(index) && colon < spec.length - 1 && index >= 0
+    ? { name: spec.slice(0, colon), index, control: false }
+    : { name: spec, index: 0, control: false };
 }
 
 export function scopeOf(name: string): string {
@@ -85,8 +116,9 @@ export function parseGraphDef(def: GraphDef): Graph {
   for (const node of ops.values()) {
     for (const spec of node.inputs) {
       const { name, index, control } = parseInput(spec);
-      if (ops.has(name)) {
-        edges.push({ src: name, dst: node.name, control, index });
+      const src = ops.get(name);
+      if (src) {
+        edges.push({ src: name, dst: node.name, control, index, kind: edgeKind(src, node, control) });
       }
     }
   }
@@ -265,6 +297,9 @@ export function extractBookkeeping(
   const types = new Set(rules.opTypes);
   const auxTypes = new Set(AUXILIARY_TYPES);
   const kept = (name: string): boolean => {
+    if (!keep.size) {
+      return false;
+    }
     for (let p = name; p; p = scopeOf(p)) {
       if (keep.has(p)) {
         return true;
@@ -477,9 +512,11 @@ export function groupSeries(
  */
 function groupOpSeries(graph: Graph, groups: Map<string, Group>, minMembers: number): string[] {
   const made: string[] = [];
-  const linked = new Set<string>();
+  const consumers = new Map<string, string[]>();
   for (const e of graph.edges) {
-    linked.add(`${e.src}\u0000${e.dst}`);
+    const list = consumers.get(e.src) ?? [];
+    list.push(e.dst);
+    consumers.set(e.src, list);
   }
   for (const parent of [...groups.values()]) {
     if (parent.synthetic) {
@@ -499,7 +536,7 @@ function groupOpSeries(graph: Graph, groups: Map<string, Group>, minMembers: num
         continue;
       }
       const names = new Set(members.map(x => x.name));
-      const chained = graph.edges.some(e => names.has(e.src) && names.has(e.dst));
+      const chained = members.some(x => (consumers.get(x.name) ?? []).some(d => names.has(d)));
       if (chained) {
         continue;
       }
@@ -552,6 +589,10 @@ export interface VisibleEdge {
   count: number;
   /** True when every folded edge is a control edge. */
   control: boolean;
+  /** 'ref' if any folded edge updates a variable, else 'data' if any carries a tensor. */
+  kind: EdgeKind;
+  /** The distinct tensors carried ("op:0"), in order of appearance. */
+  tensors: string[];
 }
 
 /** One entry of the auxiliary area: an aside op, or a group whose ops are all aside. */
@@ -666,12 +707,17 @@ export function collapse(
       continue;
     }
     const key = `${a}\u0000${b}`;
+    const tensor = e.control ? '' : `${e.src}:${e.index}`;
     const m = merged.get(key);
     if (m) {
       m.count += 1;
       m.control = m.control && e.control;
+      m.kind = m.kind === 'ref' || e.kind === 'ref' ? 'ref' : m.kind === 'data' || e.kind === 'data' ? 'data' : 'control';
+      if (tensor && !m.tensors.includes(tensor)) {
+        m.tensors.push(tensor);
+      }
     } else {
-      merged.set(key, { src: a, dst: b, count: 1, control: e.control });
+      merged.set(key, { src: a, dst: b, count: 1, control: e.control, kind: e.kind, tensors: tensor ? [tensor] : [] });
     }
   }
   const asideList = [...entries.values()].sort((x, y) => x.name.localeCompare(y.name));
@@ -753,7 +799,10 @@ export function devicesBelow(graph: Graph, groups: Map<string, Group>, item: Vis
   return [...counts.entries()].sort((a, b) => b[1] - a[1]).map(e => e[0]);
 }
 
-/** Total compute time (µs) of the ops an item stands for, from per-op times. */
+/**
+ * The sum of a per-op figure over the ops an item stands for: compute time (µs) from a trace's
+ * durations, or memory (bytes) from its allocation figures.
+ */
 export function computeTimeOf(
   groups: Map<string, Group>,
   item: VisibleItem,
@@ -772,4 +821,147 @@ export function computeTimeOf(
   };
   visit(item.name);
   return total;
+}
+
+
+/** One output of an op: its dtype ("" when the GraphDef does not say) and shape (null: unknown rank). */
+export interface TensorInfo {
+  dtype: string;
+  shape: (number | null)[] | null;
+}
+
+type AttrValue = { list?: AttrValue[]; shape?: (number | null)[] | null; type?: string } | unknown;
+
+function attrList(value: AttrValue): AttrValue[] {
+  const list = (value as { list?: AttrValue[] } | undefined)?.list;
+  return Array.isArray(list) ? list : [];
+}
+
+function attrType(value: AttrValue): string {
+  const t = (value as { type?: unknown } | undefined)?.type;
+  return typeof t === 'string' ? t : '';
+}
+
+/**
+ * An op's outputs as the GraphDef records them: shapes from `_output_shapes` (TensorFlow's
+ * FileWriter adds it), dtypes from `_output_types` (nbflow adds it) or else from the attr that
+ * names the output type (`dtype`, `T`, `out_type`, `DstT`, `output_type`).
+ */
+export function outputsOf(op: OpNode): TensorInfo[] {
+  const shapes = attrList(op.attr['_output_shapes']).map(v => {
+    const s = (v as { shape?: (number | null)[] | null } | undefined)?.shape;
+    return Array.isArray(s) ? s : null;
+  });
+  const types = attrList(op.attr['_output_types']).map(attrType);
+  let fallback = '';
+  for (const k of ['dtype', 'T', 'out_type', 'DstT', 'output_type']) {
+    fallback ||= attrType(op.attr[k]);
+  }
+  const n = Math.max(shapes.length, types.length, fallback ? 1 : 0);
+  const out: TensorInfo[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({ dtype: types[i] ?? (shapes.length <= 1 ? fallback : ''), shape: i < shapes.length ? shapes[i] : null });
+  }
+  return out;
+}
+
+/** "float32[?,784]", "int64[]" (a scalar), "float32[…]" (unknown rank). */
+export function formatTensor(t: TensorInfo): string {
+  const dims = t.shape === null ? '…' : t.shape.map(d => (d === null || d < 0 ? '?' : String(d))).join(',');
+  return `${t.dtype || '?'}[${dims}]`;
+}
+
+/** Number of elements, counting unknown dimensions as 1; 1 for an unknown shape. */
+export function elementCount(t: TensorInfo): number {
+  return (t.shape ?? []).reduce<number>((n, d) => n * (d === null || d < 0 ? 1 : d), 1);
+}
+
+/** The tensor "op:k" of a graph, or undefined when the op does not record it. */
+export function tensorInfo(graph: Graph, tensor: string): TensorInfo | undefined {
+  const colon = tensor.lastIndexOf(':');
+  const op = graph.ops.get(tensor.slice(0, colon));
+  return op ? outputsOf(op)[Number(tensor.slice(colon + 1))] : undefined;
+}
+
+/** What an edge carries, for its hover label: "MatMul:0 float32[?,10]", one line per tensor. */
+export function edgeLabel(graph: Graph, edge: VisibleEdge, limit = 6): string {
+  if (!edge.tensors.length) {
+    return `control dependency${edge.count > 1 ? ` (${edge.count})` : ''}`;
+  }
+  const lines = edge.tensors.slice(0, limit).map(t => {
+    const info = tensorInfo(graph, t);
+    return info ? `${t} ${formatTensor(info)}` : t;
+  });
+  if (edge.tensors.length > limit) {
+    lines.push(`… ${edge.tensors.length - limit} more`);
+  }
+  if (edge.kind === 'ref') {
+    lines.unshift('reference (variable update)');
+  }
+  return lines.join('\n');
+}
+
+/** Elements carried by an edge, over its distinct tensors (for a size-weighted stroke). */
+export function edgeElements(graph: Graph, edge: VisibleEdge): number {
+  let n = 0;
+  for (const t of edge.tensors) {
+    const info = tensorInfo(graph, t);
+    n += info ? elementCount(info) : 1;
+  }
+  return n;
+}
+
+/** Stroke width from tensor size, as TensorBoard weighs edges: 1 for a scalar, up to 6. */
+export function strokeWidthFor(elements: number): number {
+  return Math.max(1, Math.min(6, 0.6 + 0.6 * Math.log10(Math.max(1, elements))));
+}
+
+/** What a re-run changed, by op name. */
+export interface GraphDiff {
+  added: string[];
+  removed: string[];
+  /** Same name, but another type, inputs, device or attributes. */
+  changed: string[];
+}
+
+function opFingerprint(op: OpNode): string {
+  const attrs = Object.keys(op.attr)
+    .filter(k => k !== '_source')  // moving a line in the cell is not a change to the graph
+    .sort()
+    .map(k => `${k}=${JSON.stringify(op.attr[k])}`);
+  return [op.op, op.device, op.inputs.join(','), ...attrs].join('\u0000');
+}
+
+/** Ops added, removed and changed from `before` to `after` (each list in name order). */
+export function diffGraphs(before: Graph, after: Graph): GraphDiff {
+  const added: string[] = [];
+  const changed: string[] = [];
+  for (const [name, op] of after.ops) {
+    const old = before.ops.get(name);
+    if (!old) {
+      added.push(name);
+    } else if (opFingerprint(old) !== opFingerprint(op)) {
+      changed.push(name);
+    }
+  }
+  const removed = [...before.ops.keys()].filter(n => !after.ops.has(n));
+  return { added: added.sort(naturalOrder), removed: removed.sort(naturalOrder), changed: changed.sort(naturalOrder) };
+}
+
+/** Where an op was created, as nbflow records it in the `_source` attr: "file:line" or "cell:ID#N:line". */
+export interface SourceSite {
+  cell?: string;
+  executionCount?: number;
+  file?: string;
+  line: number;
+}
+
+export function parseSource(value: unknown): SourceSite | null {
+  const text = typeof value === 'string' ? value : '';
+  const cell = /^cell:([^#]*)#(\d*):(\d+)$/.exec(text);
+  if (cell) {
+    return { cell: cell[1], executionCount: cell[2] ? Number(cell[2]) : undefined, line: Number(cell[3]) };
+  }
+  const file = /^(.*):(\d+)$/.exec(text);
+  return file ? { file: file[1], line: Number(file[2]) } : null;
 }

@@ -1,7 +1,7 @@
 /**
  * Chrome trace JSON -> the EEG view of a step (whitepaper §9.2): one row per (process,
  * thread), i.e. per device and executor thread, with the ops as intervals in µs; plus the
- * compute time per op name used to colour the graph.
+ * compute time and the output bytes per op name used to colour the graph.
  */
 
 export interface TraceEvent {
@@ -99,4 +99,32 @@ export function opTimes(trace: TraceJson | TraceEvent[]): Map<string, number> {
     }
   }
   return times;
+}
+
+/**
+ * Bytes allocated for each op's outputs, from the figures a trace carries with its events
+ * (nbflow's timeline writes `args.output0: "float32[2,3] (24 B)"`). Empty when the trace has
+ * none: then the graph view offers no memory colouring.
+ */
+export function opBytes(trace: TraceJson | TraceEvent[]): Map<string, number> {
+  const bytes = new Map<string, number>();
+  for (const e of eventsOf(trace)) {
+    if (e.ph !== 'X' || !e.args) {
+      continue;
+    }
+    let total = 0;
+    let found = false;
+    for (const [k, v] of Object.entries(e.args)) {
+      const m = /^output\d+$/.test(k) && typeof v === 'string' ? /\((\d+) B\)\s*$/.exec(v) : null;
+      if (m) {
+        total += Number(m[1]);
+        found = true;
+      }
+    }
+    if (found) {
+      const n = opNameOf(e);
+      bytes.set(n, (bytes.get(n) ?? 0) + total);
+    }
+  }
+  return bytes;
 }

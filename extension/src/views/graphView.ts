@@ -2,12 +2,20 @@
  * The graph view: name scopes as groups that expand and collapse, groups of identical
  * structure marked alike and repeated ones folded into series, auxiliary nodes (gradients,
  * optimizer, init, save, summaries) in a side area with stubs on the nodes they touch, pan and
- * zoom, search, node details, and colouring by structure, device or compute time (from a
- * trace), every label at a contrast of at least 4.5:1. Layout runs in a web worker.
+ * zoom, search, node details, and colouring by structure, device, compute time or memory (from
+ * a trace), every label at a contrast of at least 4.5:1. Edges are drawn by kind (data solid
+ * and as wide as their tensors, control dashed, variable updates in orange) and show their
+ * tensors' dtypes and shapes on hover. A legend, a minimap and SVG/PNG export sit beside the
+ * graph; after a re-run, the ops it added or changed are marked (the graph diff).
+ *
+ * Layout runs in a web worker. The view leaves performance marks for the browser tests:
+ * `nbflow-graph-first-paint` (graph data given to the view -> drawn) and `nbflow-graph-expand`
+ * (a group clicked -> the expanded graph drawn).
  */
 import {
   BookkeepingRules,
   Graph,
+  GraphDiff,
   Group,
   GraphDef,
   VisibleGraph,
@@ -16,7 +24,15 @@ import {
   collapse,
   computeTimeOf,
   devicesBelow,
+  diffGraphs,
+  edgeElements,
+  edgeLabel,
   extractBookkeeping,
+  formatTensor,
+  outputsOf,
+  parseSource,
+  SourceSite,
+  strokeWidthFor,
   groupSeries,
   groupSignatures,
   normalizeRules,
@@ -28,7 +44,12 @@ import {
 import { layoutGraph, layoutEngine } from '../layout';
 import { LayoutResult } from '../model/layout';
 import { textColorOn, tint } from '../model/color';
-import { colorFor, heatColor, html, svg, title } from './dom';
+import { colorFor, formatNumber, heatColor, html, svg, title } from './dom';
+import { ColorMode, LegendScheme, renderLegend } from './graphLegend';
+import { Minimap } from './minimap';
+import { download, standaloneSvg, svgToPng } from './svgExport';
+
+export type { ColorMode } from './graphLegend';
 
 /** "1 op", "3 ops". */
 export const opCount = (n: number): string => `${n} op${n === 1 ? '' : 's'}`;
@@ -39,7 +60,6 @@ const MIN_FIT_SCALE = 0.6;
  * at the first panel's marker, and draw no arrowheads while that panel is hidden. */
 let markerCount = 0;
 
-export type ColorMode = 'structure' | 'device' | 'compute';
 
 /**
  * What a host (the Board panel, a notebook widget) hears about the user's actions, to keep its
@@ -49,6 +69,8 @@ export interface GraphViewHooks {
   expanded?(paths: string[]): void;
   selected?(name: string): void;
   colorMode?(mode: ColorMode): void;
+  /** Open the notebook cell that created an op (its `_source` names the cell); absent: no link. */
+  openCell?(cell: string, line: number): boolean | void;
 }
 
 export class GraphView {
@@ -65,6 +87,20 @@ export class GraphView {
   private keep = new Set<string>();
   private visible: VisibleGraph | null = null;
   private opTimes: Map<string, number> = new Map();
+  private opBytes: Map<string, number> = new Map();
+  /** Why memory colouring is not offered, once a trace without allocation figures arrived. */
+  private memoryNote = '';
+  private diff: GraphDiff | null = null;
+  /** Diff status of drawn groups: "added" (all ops below new) or "changed". */
+  private diffGroups = new Map<string, 'added' | 'changed'>();
+  private diffAdded = new Set<string>();
+  private diffChanged = new Set<string>();
+  private changesEl: HTMLElement;
+  private legendEl: HTMLElement;
+  private minimap: Minimap;
+  private edgeTip: HTMLElement;
+  /** performance.mark names waiting for the next draw (first paint, expand). */
+  private pendingMeasures: string[] = [];
   private colorMode: ColorMode = 'structure';
   private selected: string | null = null;
   private transform = { x: 0, y: 0, k: 1 };
@@ -87,7 +123,7 @@ export class GraphView {
     search.addEventListener('input', () => this.showSearch(search.value));
     html('label', {}, bar, 'Colour');
     this.colorSelect = html('select', { class: 'nbflow-graph-color' }, bar);
-    for (const m of ['structure', 'device', 'compute']) {
+    for (const m of ['structure', 'device', 'compute']) {  // 'memory' once a trace has figures
       html('option', { value: m }, this.colorSelect, m);
     }
     this.colorSelect.addEventListener('change', () => {
@@ -101,38 +137,89 @@ export class GraphView {
     degree.addEventListener('change', () => this.setRules({ ...this.rules, maxDegree: Number(degree.value) || 0 }));
     const fit = html('button', { class: 'nbflow-button' }, bar, 'Fit');
     fit.addEventListener('click', () => this.fit());
+    const svgButton = html('button', { class: 'nbflow-button nbflow-export-svg', title: 'Download the view as SVG' }, bar, 'SVG');
+    svgButton.addEventListener('click', () => download(new Blob([this.exportSvg()], { type: 'image/svg+xml' }), 'graph.svg'));
+    const pngButton = html('button', { class: 'nbflow-button nbflow-export-png', title: 'Download the view as PNG' }, bar, 'PNG');
+    pngButton.addEventListener('click', () => void this.exportPng().then(b => download(b, 'graph.png')));
     this.status = html('span', { class: 'nbflow-status nbflow-graph-status' }, bar);
     this.searchResults = html('div', { class: 'nbflow-search-results' }, this.node);
     const body = html('div', { class: 'nbflow-graph-body' }, this.node);
+    const stage = html('div', { class: 'nbflow-graph-stage' }, body);
     this.svgEl = svg('svg', { class: 'nbflow-graph-canvas' });
-    body.appendChild(this.svgEl);
+    stage.appendChild(this.svgEl);
     const defs = svg('defs', {}, this.svgEl);
     this.markerId = `nbflow-arrow-${++markerCount}`;
-    const marker = svg('marker', { id: this.markerId, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' }, defs);
-    svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'nbflow-arrow' }, marker);
+    for (const [suffix, cls] of [['', 'nbflow-arrow'], ['-ref', 'nbflow-arrow nbflow-arrow-ref']]) {
+      const marker = svg('marker', { id: this.markerId + suffix, viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' }, defs);
+      svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: cls }, marker);
+    }
     this.viewport = svg('g', { class: 'nbflow-viewport' }, this.svgEl);
+    this.minimap = new Minimap((x, y) => this.panTo(x, y));
+    stage.appendChild(this.minimap.node);
+    this.edgeTip = html('div', { class: 'nbflow-edge-label' }, stage);
     const side = html('div', { class: 'nbflow-graph-side' }, body);
     html('h4', {}, side, 'Details');
     this.details = html('div', { class: 'nbflow-graph-details' }, side, 'Click a node.');
+    this.changesEl = html('div', { class: 'nbflow-graph-changes' }, side);
     html('h4', {}, side, 'Auxiliary nodes');
     this.asideList = html('div', { class: 'nbflow-graph-aside' }, side);
+    const legend = html('details', { class: 'nbflow-graph-legend', open: '' }, side);
+    html('summary', {}, legend, 'Legend');
+    this.legendEl = html('div', {}, legend);
     this.installPanZoom();
   }
 
-  setGraphDef(def: GraphDef): void {
-    this.graph = parseGraphDef(def);
-    this.groups = buildHierarchy(this.graph);
-    this.signatures = groupSignatures(this.graph, this.groups);
-    groupSeries(this.graph, this.groups, this.signatures);
-    this.signatures = groupSignatures(this.graph, this.groups);
-    this.repeated = repeatedSignatures(this.groups, this.signatures);
-    this.aside = extractBookkeeping(this.graph, this.rules, this.keep);
+  /**
+   * Show a graph. With `compare` (a re-run of the graph shown so far), the ops it added or
+   * changed are marked and the removed ones listed; pass false for an unrelated graph.
+   */
+  setGraphDef(def: GraphDef, compare = true): void {
+    performance.mark('nbflow-graph-data');
+    this.pendingMeasures.push('first-paint');
+    this.node.dataset.state = 'layout';
+    this.loading = this.loadGraphDef(def, compare, ++this.graphToken);
+  }
+
+  /** The graph being read (see loadGraphDef); reveal waits for it. */
+  private loading: Promise<void> = Promise.resolve();
+  private graphToken = 0;
+
+  /**
+   * Fold a GraphDef into the view's model in steps, giving the page back between them: on a
+   * 10,000-op graph each step takes a few tens of milliseconds, the whole a few hundred, and no
+   * single task may hold the main thread for 100 ms. A newer graph abandons an older one.
+   */
+  private async loadGraphDef(def: GraphDef, compare: boolean, token: number): Promise<void> {
+    const graph = parseGraphDef(def);
+    await yieldToPage();
+    const groups = buildHierarchy(graph);
+    await yieldToPage();
+    const first = groupSignatures(graph, groups);
+    await yieldToPage();
+    groupSeries(graph, groups, first);
+    await yieldToPage();
+    const signatures = groupSignatures(graph, groups);
+    const repeated = repeatedSignatures(groups, signatures);
+    await yieldToPage();
+    const aside = extractBookkeeping(graph, this.rules, this.keep);
+    const previous = compare ? this.graph : null;
+    const diff = previous ? diffGraphs(previous, graph) : null;
+    await yieldToPage();
+    if (token !== this.graphToken) {
+      return;
+    }
+    this.graph = graph;
+    this.groups = groups;
+    this.signatures = signatures;
+    this.repeated = repeated;
+    this.aside = aside;
+    this.setDiff(diff);
     for (const p of [...this.expanded]) {
       if (!this.groups.has(p)) {
         this.expanded.delete(p);
       }
     }
-    void this.render(true);
+    await this.render(true);
   }
 
   setRules(rules: Partial<BookkeepingRules>): void {
@@ -164,6 +251,37 @@ export class GraphView {
     }
   }
 
+  /**
+   * Per-op output bytes from a traced step, for colouring by memory. An empty map (a trace
+   * without allocation figures) takes the mode away and the legend says why.
+   */
+  setOpBytes(bytes: Map<string, number>): void {
+    this.opBytes = bytes;
+    let option = this.colorSelect.querySelector<HTMLOptionElement>("option[value='memory']");
+    if (bytes.size && !option) {
+      option = html('option', { value: 'memory' }, this.colorSelect, 'memory');
+    } else if (!bytes.size) {
+      option?.remove();
+    }
+    this.memoryNote = bytes.size ? '' : 'No memory colouring: the trace carries no allocation figures.';
+    if (!bytes.size && this.colorMode === 'memory') {
+      this.setColorMode('structure');
+    } else if (this.colorMode === 'memory') {
+      void this.render();
+    } else {
+      this.renderLegend();
+    }
+  }
+
+  /** The ops a re-run added and changed are marked until the next graph arrives (or cleared). */
+  setDiff(diff: GraphDiff | null): void {
+    const empty = !diff || (!diff.added.length && !diff.removed.length && !diff.changed.length);
+    this.diff = empty ? null : diff;
+    this.diffAdded = new Set(this.diff?.added ?? []);
+    this.diffChanged = new Set(this.diff?.changed ?? []);
+    this.showChanges();
+  }
+
   setColorMode(mode: ColorMode): void {
     this.colorMode = mode;
     this.colorSelect.value = mode;
@@ -171,6 +289,8 @@ export class GraphView {
   }
 
   toggleGroup(path: string): void {
+    performance.mark('nbflow-graph-expand-start');
+    this.pendingMeasures.push('expand');
     if (this.expanded.has(path)) {
       this.expanded.delete(path);
     } else {
@@ -206,7 +326,14 @@ export class GraphView {
 
   /** Expand the scopes around an op, select it and centre on it. */
   reveal(name: string): void {
-    groupsAround(this.graph!, this.groups, name).forEach(s => this.expanded.add(s));
+    void this.loading.then(() => this.revealNow(name));
+  }
+
+  private revealNow(name: string): void {
+    if (!this.graph) {
+      return;
+    }
+    groupsAround(this.graph, this.groups, name).forEach(s => this.expanded.add(s));
     this.selected = `op:${name}`;
     this.hooks.expanded?.([...this.expanded]);
     this.hooks.selected?.(name);
@@ -248,14 +375,121 @@ export class GraphView {
     if (token !== this.renderToken) {
       return;
     }
+    this.markDiffGroups(v);
     this.draw(v, result);
+    this.minimap.setLayout(result, new Set(v.items.filter(i => i.expanded).map(i => i.id)));
     this.status.textContent = `${this.graph.ops.size} ops · ${v.items.length} shown · layout ${result.millis} ms (${layoutEngine})`;
     this.node.dataset.state = 'ready';
     this.node.dataset.layoutEngine = layoutEngine;
     if (relayout) {
       this.fit();
+    } else {
+      this.applyTransform();
     }
     this.renderAside();
+    this.renderLegend();
+    this.measurePaint();
+  }
+
+  /** Close the performance measures opened by new data or an expand, once the frame is painted. */
+  private measurePaint(): void {
+    const names = this.pendingMeasures.splice(0);
+    if (!names.length) {
+      return;
+    }
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        for (const n of new Set(names)) {
+          performance.measure(`nbflow-graph-${n}`, n === 'expand' ? 'nbflow-graph-expand-start' : 'nbflow-graph-data');
+        }
+      }, 0)
+    );
+  }
+
+  /** Which drawn groups hold ops the last re-run added or changed. */
+  private markDiffGroups(v: VisibleGraph): void {
+    this.diffGroups.clear();
+    if (!this.diff || !this.graph) {
+      return;
+    }
+    const touched = new Map<string, { added: number; other: number }>();
+    const count = (name: string, added: boolean): void => {
+      for (let p = this.graph!.ops.get(name)?.group ?? ''; p !== ''; p = this.groups.get(p)?.parent ?? '') {
+        const c = touched.get(p) ?? { added: 0, other: 0 };
+        c[added ? 'added' : 'other'] += 1;
+        touched.set(p, c);
+      }
+    };
+    this.diffAdded.forEach(n => count(n, true));
+    this.diffChanged.forEach(n => count(n, false));
+    for (const item of v.items) {
+      const c = item.kind === 'group' ? touched.get(item.name) : undefined;
+      if (c) {
+        const all = c.added === this.groups.get(item.name)!.size && !c.other;
+        this.diffGroups.set(item.name, all ? 'added' : 'changed');
+      }
+    }
+  }
+
+  private diffStatus(item: VisibleItem): 'added' | 'changed' | undefined {
+    if (item.kind === 'group') {
+      return this.diffGroups.get(item.name);
+    }
+    return this.diffAdded.has(item.name) ? 'added' : this.diffChanged.has(item.name) ? 'changed' : undefined;
+  }
+
+  /** The "Changes since the last run" box: counts, the removed ops, and a button to clear. */
+  private showChanges(): void {
+    const box = this.changesEl;
+    box.textContent = '';
+    const diff = this.diff;
+    box.style.display = diff ? '' : 'none';
+    if (!diff) {
+      return;
+    }
+    html('h4', {}, box, 'Changed by the last re-run');
+    const counts = html('div', { class: 'nbflow-diff-counts' }, box);
+    counts.textContent = `+${diff.added.length} added · −${diff.removed.length} removed · ~${diff.changed.length} changed`;
+    const list = (label: string, names: string[], cls: string): void => {
+      if (!names.length) {
+        return;
+      }
+      const r = html('div', { class: `nbflow-kv ${cls}` }, box);
+      html('b', {}, r, label + ' ');
+      html('span', {}, r, names.slice(0, 12).join(', ') + (names.length > 12 ? ` … ${names.length - 12} more` : ''));
+    };
+    list('added', diff.added, 'nbflow-diff-list-added');
+    list('changed', diff.changed, 'nbflow-diff-list-changed');
+    list('removed', diff.removed, 'nbflow-diff-list-removed');
+    const clear = html('button', { class: 'nbflow-button nbflow-diff-clear' }, box, 'Clear marks');
+    clear.addEventListener('click', () => {
+      this.setDiff(null);
+      void this.render();
+    });
+  }
+
+  private renderLegend(): void {
+    const scheme: LegendScheme = { mode: this.colorMode, notes: this.memoryNote ? [this.memoryNote] : [] };
+    if (this.graph && this.visible) {
+      if (this.colorMode === 'device') {
+        const devices = new Set<string>();
+        this.visible.items.forEach(i => devices.add(devicesBelow(this.graph!, this.groups, i)[0] || '(unplaced)'));
+        scheme.devices = [...devices].sort().map(d => [d, colorFor(d)]);
+      } else if (this.colorMode === 'compute' || this.colorMode === 'memory') {
+        const max = this.maxFigure();
+        scheme.scale = { low: heatColor(0), high: heatColor(1), max: this.colorMode === 'compute' ? `${formatNumber(max)} µs` : formatBytes(max) };
+      }
+    }
+    renderLegend(this.legendEl, scheme, this.markerId);
+  }
+
+  private perOpFigures(): ReadonlyMap<string, number> {
+    return this.colorMode === 'memory' ? this.opBytes : this.opTimes;
+  }
+
+  private maxFigure(): number {
+    const figures = this.perOpFigures();
+    return Math.max(1, ...(this.visible?.items ?? []).map(i => computeTimeOf(this.groups, i, figures)));
   }
 
   private sizeOf(item: VisibleItem): { width: number; height: number } {
@@ -270,9 +504,9 @@ export class GraphView {
       const devices = devicesBelow(this.graph!, this.groups, item);
       return colorFor(devices[0] || '(unplaced)');
     }
-    if (this.colorMode === 'compute') {
-      const max = Math.max(1, ...this.visible!.items.map(i => computeTimeOf(this.groups, i, this.opTimes)));
-      return heatColor(computeTimeOf(this.groups, item, this.opTimes) / max);
+    if (this.colorMode === 'compute' || this.colorMode === 'memory') {
+      this.figureMax ??= this.maxFigure();
+      return heatColor(computeTimeOf(this.groups, item, this.perOpFigures()) / this.figureMax);
     }
     if (item.kind === 'group') {
       const sig = this.signatures.get(item.name)!;
@@ -285,7 +519,11 @@ export class GraphView {
     return /^(VariableV2|Variable|VarHandleOp)$/.test(op) ? '#f3e3c3' : '#ffffff';
   }
 
+  /** The largest figure over the drawn items, computed once per draw. */
+  private figureMax: number | undefined;
+
   private draw(v: VisibleGraph, layout: LayoutResult): void {
+    this.figureMax = undefined;
     this.viewport.textContent = '';
     const clusters = svg('g', { class: 'nbflow-clusters' }, this.viewport);
     const edgeLayer = svg('g', { class: 'nbflow-edges' }, this.viewport);
@@ -305,22 +543,26 @@ export class GraphView {
         }
       });
     }
-    const widthOf = (count: number): number => Math.min(6, 1 + Math.log2(count));
+    const visibleEdges = new Map(v.edges.map(x => [`${x.src}\u0000${x.dst}`, x]));
     for (const e of layout.edges) {
-      const ve = v.edges.find(x => x.src === e.src && x.dst === e.dst);
-      if (!e.points.length) {
+      const ve = visibleEdges.get(`${e.src}\u0000${e.dst}`);
+      if (!e.points.length || !ve) {
         continue;
       }
       const d = 'M' + e.points.map(p => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('L');
-      const path = svg('path', {
+      const g = svg('g', { class: `nbflow-edge-group nbflow-edge-kind-${ve.kind}`, 'data-src': ve.src, 'data-dst': ve.dst, 'data-kind': ve.kind }, edgeLayer);
+      const width = ve.kind === 'control' ? 1 : strokeWidthFor(edgeElements(this.graph!, ve));
+      svg('path', {
         d,
-        class: ve?.control ? 'nbflow-edge nbflow-edge-control' : 'nbflow-edge',
-        'stroke-width': widthOf(ve?.count ?? 1),
-        'marker-end': `url(#${this.markerId})`
-      }, edgeLayer);
-      if (ve && ve.count > 1) {
-        title(path, `${ve.count} tensors`);
-      }
+        class: `nbflow-edge nbflow-edge-${ve.kind}`,
+        'stroke-width': width.toFixed(2),
+        'marker-end': `url(#${this.markerId}${ve.kind === 'ref' ? '-ref' : ''})`
+      }, g);
+      // a wide transparent twin makes thin edges easy to point at
+      svg('path', { d, class: 'nbflow-edge-hit', 'data-export': 'skip' }, g);
+      g.addEventListener('pointerenter', ev => this.showEdgeLabel(ve, ev));
+      g.addEventListener('pointermove', ev => this.moveEdgeLabel(ev));
+      g.addEventListener('pointerleave', () => (this.edgeTip.style.display = 'none'));
     }
     for (const item of v.items) {
       if (item.expanded) {
@@ -328,7 +570,8 @@ export class GraphView {
       }
       const b = layout.boxes[item.id];
       const cls = item.kind === 'group' ? 'nbflow-node nbflow-group' : 'nbflow-node nbflow-op';
-      const marked = this.isHighlighted(item) ? ' nbflow-highlight' : '';
+      const diff = this.diffStatus(item);
+      const marked = (this.isHighlighted(item) ? ' nbflow-highlight' : '') + (diff ? ` nbflow-diff-${diff}` : '');
       const g = svg('g', {
         class: cls + marked + (this.selected === item.id ? ' nbflow-selected' : ''),
         'data-id': item.id,
@@ -388,10 +631,23 @@ export class GraphView {
       }
     }
     this.lastLayout = layout;
-    this.applyTransform();
   }
 
   private lastLayout: LayoutResult | null = null;
+
+  private showEdgeLabel(edge: VisibleGraph['edges'][number], ev: PointerEvent): void {
+    const tip = this.edgeTip;
+    tip.textContent = edgeLabel(this.graph!, edge);
+    tip.dataset.kind = edge.kind;
+    tip.style.display = 'block';
+    this.moveEdgeLabel(ev);
+  }
+
+  private moveEdgeLabel(ev: PointerEvent): void {
+    const r = (this.edgeTip.parentElement as HTMLElement).getBoundingClientRect();
+    this.edgeTip.style.left = `${ev.clientX - r.left + 12}px`;
+    this.edgeTip.style.top = `${ev.clientY - r.top + 12}px`;
+  }
 
   /** Short marks for edges to the auxiliary area: inputs on top, outputs below. */
   private drawStubs(g: SVGGElement, item: VisibleItem, width: number, height: number): void {
@@ -472,22 +728,71 @@ export class GraphView {
     row('op', op.op);
     row('device', op.device || '(unplaced)');
     row('inputs', op.inputs.join(', ') || '—');
-    const shapes = op.attr['_output_shapes'];
-    if (shapes !== undefined) {
-      row('shape', JSON.stringify(shapes));
-    }
+    outputsOf(op).forEach((t, i) => row(`output ${i}`, formatTensor(t)));
     const time = this.opTimes.get(op.name);
     if (time) {
       row('compute', `${time.toFixed(0)} µs`);
     }
+    const bytes = this.opBytes.get(op.name);
+    if (bytes) {
+      row('memory', formatBytes(bytes));
+    }
+    const site = parseSource(op.attr['_source']);
+    if (site) {
+      this.showSource(d, site);
+    }
+    const status = this.diffStatus({ id: this.selected, kind: 'op', name, label: '', parent: '', expanded: false });
+    if (status) {
+      row('last re-run', status);
+    }
     for (const [k, v] of Object.entries(op.attr)) {
-      if (k !== '_output_shapes') {
-        row(k, JSON.stringify(v).slice(0, 200));
+      if (!INTERNAL_ATTRS.has(k)) {
+        row(k, formatAttr(v));
       }
     }
     for (const [k, v] of this.extraDetails.get(name) ?? []) {
       row(k, v);
     }
+  }
+
+  /** "created at: cell [3], line 2" (a link into the notebook where a host can open cells). */
+  private showSource(d: HTMLElement, site: SourceSite): void {
+    const r = html('div', { class: 'nbflow-kv nbflow-source' }, d);
+    html('b', {}, r, 'created at ');
+    if (site.cell !== undefined) {
+      const text = `cell ${site.executionCount !== undefined ? `[${site.executionCount}]` : site.cell}, line ${site.line}`;
+      if (this.hooks.openCell && site.cell) {
+        const a = html('a', { href: '#', class: 'nbflow-cell-link', 'data-cell': site.cell, 'data-line': String(site.line) }, r, text);
+        a.addEventListener('click', ev => {
+          ev.preventDefault();
+          this.hooks.openCell!(site.cell!, site.line);
+        });
+      } else {
+        html('span', {}, r, text);
+      }
+    } else {
+      html('span', {}, r, `${site.file}:${site.line}`);
+    }
+  }
+
+  /** The view as a standalone SVG file of what is on screen. */
+  exportSvg(): string {
+    const rect = this.svgEl.getBoundingClientRect();
+    return standaloneSvg(this.svgEl, Math.round(rect.width), Math.round(rect.height));
+  }
+
+  /** The view as PNG (the exported SVG drawn into a canvas at twice the screen's pixels). */
+  exportPng(): Promise<Blob> {
+    const rect = this.svgEl.getBoundingClientRect();
+    return svgToPng(this.exportSvg(), Math.round(rect.width), Math.round(rect.height));
+  }
+
+  /** Centre the view on the layout point (x, y), keeping the zoom (the minimap's pan). */
+  panTo(x: number, y: number): void {
+    const rect = this.svgEl.getBoundingClientRect();
+    const k = this.transform.k;
+    this.transform = { k, x: rect.width / 2 - x * k, y: rect.height / 2 - y * k };
+    this.applyTransform();
   }
 
   private showSearch(query: string): void {
@@ -581,5 +886,51 @@ export class GraphView {
   private applyTransform(): void {
     const t = this.transform;
     this.viewport.setAttribute('transform', `translate(${t.x},${t.y}) scale(${t.k})`);
+    const rect = this.svgEl.getBoundingClientRect();
+    this.minimap.setViewport(t, rect.width, rect.height);
   }
+}
+
+/** Let the page run (paint, input) before the next step: a macrotask, without setTimeout's clamping. */
+function yieldToPage(): Promise<void> {
+  return new Promise(resolve => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve();
+    channel.port2.postMessage(null);
+  });
+}
+
+/** Attrs the details show in their own rows (or not at all). */
+const INTERNAL_ATTRS = new Set(['_output_shapes', '_output_types', '_source']);
+
+/** An attr value as a short text: "float32", "[5,5,1,16]", "true", a list, a tensor summary. */
+function formatAttr(v: unknown): string {
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    if (typeof o.type === 'string') {
+      return o.type;
+    }
+    if ('shape' in o) {
+      return formatTensor({ dtype: '', shape: o.shape as (number | null)[] | null }).slice(1);
+    }
+    if (Array.isArray(o.list)) {
+      return '[' + o.list.map(formatAttr).join(', ') + ']';
+    }
+  }
+  return JSON.stringify(v).slice(0, 200);
+}
+
+/** "512 B", "3.1 KB", "24.0 MB". */
+export function formatBytes(n: number): string {
+  if (n < 1024) {
+    return `${Math.round(n)} B`;
+  }
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
 }
