@@ -98,6 +98,9 @@ FUNCTION_LEVEL_IMPORTS: dict[tuple[str, str], str] = {
     ("nbflow.notebook", "nbflow.notebook.magics"): (
         "plug-in point: IPython's load_ipython_extension (%load_ext nbflow) loads the magics"
     ),
+    ("nbflow.notebook", "nbflow.notebook.sources"): (
+        "plug-in point: load_ipython_extension installs the cell-file namer with the magics"
+    ),
     ("nbflow.notebook", "IPython"): (
         "register_if_in_ipython asks a running IPython for its shell; nbflow never starts one"
     ),
