@@ -26,16 +26,7 @@ import numpy as np
 from nbflow.framework import protos
 from nbflow.framework.importer import as_graph_def_dict, import_graph_def
 from nbflow.framework.op_def import get_op_def
-from nbflow.framework.ops import Graph, Operation
-
-
-def _dtype_of(op: Operation, source: int | str) -> Any:
-    if source == "out":
-        return op.outputs[0].dtype
-    inputs = list(op.inputs)
-    if not inputs or not isinstance(source, int) or source >= len(inputs):
-        return None
-    return inputs[source].dtype
+from nbflow.framework.ops import Graph
 
 
 def _is_default(value: Any, default: Any) -> bool:
@@ -61,8 +52,7 @@ def tensorflow_graph_def(graph_or_graph_def: Any) -> Any:
         for key in list(node.attr):
             if key in opdef.attrs and _is_default(op.attrs.get(key), opdef.attrs[key]):
                 del node.attr[key]
-        for attr, source in opdef.type_attrs.items():
-            dtype = _dtype_of(op, source)
-            if attr not in node.attr and dtype is not None:
-                node.attr[attr].type = protos.DATA_TYPES[dtype.base_dtype.name]
+        for attr, dtype in opdef.type_attr_values(op).items():
+            if attr not in node.attr:
+                node.attr[attr].type = protos.DATA_TYPES[dtype.name]
     return proto

@@ -135,7 +135,9 @@ def must_run_on_cpu(node: Any, pin_variables_on_cpu: bool = False) -> bool:
         op_type = node["op"]
         attr = {k: decode_attr(v) for k, v in node.get("attr", {}).items()}
     else:
-        op_type, attr = node.type, node.attrs
+        # TensorFlow's NodeDef carries type attrs (Cast's SrcT) that nbflow's op derives from
+        # its inputs
+        op_type, attr = node.type, {**node.op_def.type_attr_values(node), **node.attrs}
     opdef = lookup_op_def(op_type)
     if pin_variables_on_cpu and opdef.is_variable:
         return True

@@ -310,6 +310,17 @@ class OpDef:
         int32 and string tensors such as shapes in host memory; ``graph_util.must_run_on_cpu``)."""
         return False
 
+    def type_attr_values(self, op: Any) -> dict[str, Any]:
+        """The dtypes of ``type_attrs`` for ``op`` (an Operation): each read from the input it
+        names, or from the first output for "out"; an attr whose input is absent is left out."""
+        values = {}
+        for attr, source in self.type_attrs.items():
+            if source == "out":
+                values[attr] = op.outputs[0].dtype.base_dtype
+            elif isinstance(source, int) and -len(op.inputs) <= source < len(op.inputs):
+                values[attr] = op.inputs[source].dtype.base_dtype
+        return values
+
     # --- signature -------------------------------------------------------------------------
     @functools.cached_property
     def input_names(self) -> tuple[str, ...]:

@@ -531,7 +531,7 @@ class Cast(OpDef):
         return [cast(grad, src)]
 
     def must_run_on_cpu(self, attrs: dict[str, Any]) -> bool:
-        return attrs.get("SrcT") is dtypes.string
+        return attrs.get("SrcT") is dtypes.int32  # TensorFlow's GPU Cast takes no int32
 
 
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
