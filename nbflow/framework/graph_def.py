@@ -28,6 +28,18 @@ from nbflow.framework import dtypes
 from nbflow.framework.tensor_shape import TensorShape
 
 GRAPH_DEF_VERSION = 1
+
+
+def graph_def_versions() -> dict[str, int]:
+    """The ``versions`` field nbflow writes: this producer version, read by any consumer."""
+    return {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}
+
+
+def graph_def_of(nodes: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    """A GraphDef of ``nodes`` (NodeDefs, ``node_def_of``) at this version."""
+    return {"node": nodes, "versions": graph_def_versions(), **fields}
+
+
 # TensorFlow op types that are another name of an op nbflow declares.
 TF_OP_ALIASES = {"AddV2": "Add"}
 
@@ -161,7 +173,7 @@ def graph_to_graph_def(graph: Any, add_shapes: bool = False) -> dict[str, Any]:
             if source:
                 node["attr"]["_source"] = source
         nodes.append(node)
-    return {"node": nodes, "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}}
+    return graph_def_of(nodes)
 
 
 def to_json(graph_def: dict[str, Any], indent: int | None = None) -> str:

@@ -28,7 +28,7 @@ from nbflow.framework.default_session import (  # noqa: F401 - re-exported
     default_session,
     get_default_session,
 )
-from nbflow.framework.graph_def import graph_to_graph_def
+from nbflow.framework.graph_def import graph_def_versions, graph_to_graph_def
 from nbflow.framework.op_def import REQUIRED, OpDef, TensorSpec, get_op_def
 from nbflow.framework.operation import (  # noqa: F401 - re-exported
     Operation,
@@ -104,7 +104,7 @@ class Graph:
         self._seed: int | None = None
         self._local = threading.local()
         self._building_function = False
-        self._graph_def_versions = {"producer": 1, "min_consumer": 0}
+        self._graph_def_versions = graph_def_versions()
         # Hooks that the notebook layer uses to learn about new ops (cell-scoped building).
         self._op_observers: list[Callable[[Operation], None]] = []
 

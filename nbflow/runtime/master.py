@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbflow.devices.device import Device
-from nbflow.framework.graph_def import GRAPH_DEF_VERSION, node_def_of
+from nbflow.framework.graph_def import graph_def_of, node_def_of
 from nbflow.framework.ops import Operation, Tensor
 from nbflow.runtime import graph_optimizer, partition, placement
 from nbflow.runtime.config import ConfigProto
@@ -148,11 +148,6 @@ def blame_user_ops(plan: Plan, step_graph: graph_optimizer.StepGraph) -> list[Op
         own.append(node.op)
         node.op = origin.get(node.op, node.op)
     return own
-
-
-def graph_def_of(nodes: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
-    """A GraphDef of ``nodes`` (NodeDefs, ``graph_def.node_def_of``) at this version."""
-    return {"node": nodes, "versions": {"producer": GRAPH_DEF_VERSION, "min_consumer": 0}, **fields}
 
 
 def partition_graph_def(device: str, ops: list[Operation]) -> dict[str, Any]:
