@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbflow.distributed.task import task_of
-from nbflow.framework.graph_def import graph_def_of, encode_attr, node_def_of
+from nbflow.framework.graph_def import encode_attr, graph_def_of, node_def_of
 from nbflow.runtime.master import CompiledStep, partition_graph_def
 from nbflow.runtime.partition import Partition
 
