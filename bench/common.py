@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import platform
 import statistics
 import time
 from dataclasses import asdict, dataclass
 from typing import Any
 from collections.abc import Callable
+
+
+def cpu_model() -> str:
+    """The host CPU's model name (the README's figures name it: the host changes day to day)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 @dataclass

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.common import Result
+from bench.common import Result, cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_VENV = ROOT / ".benchvenv" / "bin" / "python"
@@ -113,6 +113,7 @@ def machine() -> dict:
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "cpus": os.cpu_count(),
+        "cpu": cpu_model(),
         "platform": platform.platform(),
     }
 

@@ -4,6 +4,8 @@ mlp   the demo's OSDI Figure 1 MLP (784-100-10, Adagrad, init, Saver, a loss sum
 rnn   a 100-step ``static_rnn`` of a BasicRNNCell (cells rnn/basic_rnn_cell_0 … _99 alike)
 cnn   two conv/pool layers, a dense layer and Adam
 
+``layered_graph()`` is a GraphDef of about 10,000 ops in 60 scopes (the graph view's budget).
+
 python -m tests.board.graph_logs LOGDIR     writes LOGDIR/{mlp,rnn,cnn}
 """
 
@@ -17,6 +19,21 @@ import numpy as np
 import nbflow as tf
 import nbflow.summary as summary
 from nbflow.demo import train
+
+
+def layered_graph(scopes: int = 60) -> dict:
+    """About 10,000 ops: ``scopes`` chains of 140 + i ops each (no two alike), chained on."""
+    kinds = ["MatMul", "Add", "Relu", "Mul", "Sub", "Tanh", "Identity"]
+    node, previous = [], None
+    for i in range(scopes):
+        for j in range(140 + i):
+            op = kinds[(i + j) % len(kinds)]
+            name = f"layer{i}/step{j}_{op}"  # no trailing number: no series of one op type
+            node.append(
+                {"name": name, "op": op, "input": [previous] if previous else [], "device": ""}
+            )
+            previous = name
+    return {"node": node, "versions": {"producer": 1}}
 
 
 def write_mlp(logdir: Path) -> None:
