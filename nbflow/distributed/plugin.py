@@ -49,6 +49,7 @@ from distributed.protocol.serialize import to_serialize
 from tornado.iostream import StreamClosedError
 
 from nbflow import errors
+from nbflow.distributed import allocator
 from nbflow.distributed.dashboard import StepLog
 from nbflow.distributed.task import Registered, StepReport, TaskRendezvous, TaskServer
 from nbflow.distributed.wire import (
@@ -534,6 +535,7 @@ class NbflowPlugin(WorkerPlugin):
     async def setup(self, worker: Any) -> None:
         host = getattr(worker, "_nbflow_host", None)
         if host is None:
+            allocator.tune_for_steps()  # steps reuse the heap, not fresh mappings
             host = TaskHost(worker)
             worker._nbflow_host = host
             worker.handlers.update(host.handlers())

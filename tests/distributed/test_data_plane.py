@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 
 import numpy as np
 import pytest
@@ -135,3 +136,32 @@ def test_a_backward_pass_with_independent_matmuls_is_driven_on_the_message_loop(
     for found in cluster.client.run(_loop_driven).values():
         driven.update(found)
     assert driven and all(driven.values()), driven
+
+
+def _where_a_step_sized_array_lives() -> tuple[str, str]:
+    """In a worker process: Dask's MALLOC_TRIM_THRESHOLD_ setting, and whether a fresh 1 MiB
+    array (a step's tensor) lies in the process's heap or in a mapping of its own."""
+    import os
+
+    array = np.empty(1 << 18, np.float32)  # held while the maps are read
+    data = array.ctypes.data
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            low, high = (int(a, 16) for a in line.split()[0].split("-"))
+            if low <= data < high:
+                place = "heap" if line.rstrip().endswith("[heap]") else "mapping"
+                break
+        else:
+            place = "unknown"
+    del array
+    return os.environ.get("MALLOC_TRIM_THRESHOLD_", ""), place
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_a_task_process_serves_step_sized_arrays_from_its_heap(cluster):
+    """Dask starts workers with MALLOC_TRIM_THRESHOLD_ set, which leaves glibc mapping every
+    array over 128 KiB afresh; the nbflow plugin raises the thresholds (distributed/allocator)."""
+    found = cluster.client.run(_where_a_step_sized_array_lives)
+    for trim, place in found.values():
+        assert trim == "65536"  # Dask's setting is there...
+        assert place == "heap"  # ...yet a step's 1 MiB tensor is not a fresh mapping
