@@ -49,7 +49,7 @@ from distributed.protocol.serialize import to_serialize
 from tornado.iostream import StreamClosedError
 
 from nbflow import errors
-from nbflow.distributed import allocator
+from nbflow.devices import device as device_lib
 from nbflow.distributed.dashboard import StepLog
 from nbflow.distributed.task import Registered, StepReport, TaskRendezvous, TaskServer
 from nbflow.distributed.wire import (
@@ -535,7 +535,9 @@ class NbflowPlugin(WorkerPlugin):
     async def setup(self, worker: Any) -> None:
         host = getattr(worker, "_nbflow_host", None)
         if host is None:
-            allocator.tune_for_steps()  # steps reuse the heap, not fresh mappings
+            # Dask starts workers with MALLOC_TRIM_THRESHOLD_ set, which leaves glibc mapping
+            # every array over 128 KiB afresh: a task's steps reuse the heap instead.
+            device_lib.retain_freed_host_memory()
             host = TaskHost(worker)
             worker._nbflow_host = host
             worker.handlers.update(host.handlers())

@@ -160,7 +160,7 @@ def _where_a_step_sized_array_lives() -> tuple[str, str]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
 def test_a_task_process_serves_step_sized_arrays_from_its_heap(cluster):
     """Dask starts workers with MALLOC_TRIM_THRESHOLD_ set, which leaves glibc mapping every
-    array over 128 KiB afresh; the nbflow plugin raises the thresholds (distributed/allocator)."""
+    array over 128 KiB afresh; the nbflow plugin raises the thresholds (devices.device.retain_freed_host_memory)."""
     found = cluster.client.run(_where_a_step_sized_array_lives)
     for trim, place in found.values():
         assert trim == "65536"  # Dask's setting is there...
