@@ -167,6 +167,16 @@ export class GraphView {
     html('summary', {}, legend, 'Legend');
     this.legendEl = html('div', {}, legend);
     this.installPanZoom();
+    if (typeof ResizeObserver !== 'undefined') {
+      new ResizeObserver(entries => {
+        const box = entries[entries.length - 1].contentRect;
+        const first = !this.canvas;
+        this.canvas = { width: box.width, height: box.height };
+        if (first) {
+          this.applyTransform(); // the minimap's frame, now that the size is known
+        }
+      }).observe(this.svgEl);
+    }
   }
 
   /**
@@ -297,7 +307,7 @@ export class GraphView {
       this.expanded.add(path);
     }
     this.hooks.expanded?.([...this.expanded]);
-    void this.render(true);
+    void this.render(true, true);
   }
 
   /** Expand exactly these groups (unknown paths are ignored); re-renders only on a change. */
@@ -307,7 +317,7 @@ export class GraphView {
       return;
     }
     this.expanded = next;
-    void this.render(true);
+    void this.render(true, true);
   }
 
   /** Mark these ops, and the collapsed groups holding them (e.g. the ops a notebook cell built). */
@@ -346,7 +356,7 @@ export class GraphView {
   /** Put an item in the middle of the view at a readable zoom. */
   centerOn(id: string): void {
     const box = this.lastLayout?.boxes[id];
-    const rect = this.svgEl.getBoundingClientRect();
+    const rect = this.canvasSize();
     if (!box || !rect.width) {
       return;
     }
@@ -355,11 +365,19 @@ export class GraphView {
     this.applyTransform();
   }
 
-  private async render(relayout = false): Promise<void> {
+  /**
+   * Collapse the graph to what is shown, lay it out (in the worker) and draw it. `relayout` fits
+   * the view to the new layout. `onlyExpansion` says that nothing but the set of expanded groups
+   * changed since the last draw, so the nodes and edges drawn then can stay (see draw).
+   */
+  private async render(relayout = false, onlyExpansion = false): Promise<void> {
     if (!this.graph) {
       return;
     }
     const token = ++this.renderToken;
+    if (!onlyExpansion) {
+      this.lookChanged = true; // until drawn, even if a later expand overtakes this render
+    }
     this.visible = collapse(this.graph, this.groups, this.expanded, this.aside);
     const v = this.visible;
     this.node.dataset.items = String(v.items.length);
@@ -376,7 +394,10 @@ export class GraphView {
       return;
     }
     this.markDiffGroups(v);
-    this.draw(v, result);
+    // colours by compute time or memory are scaled to the largest figure shown: all change
+    const keep = !this.lookChanged && this.colorMode !== 'compute' && this.colorMode !== 'memory';
+    this.draw(v, result, keep);
+    this.lookChanged = false;
     this.minimap.setLayout(result, new Set(v.items.filter(i => i.expanded).map(i => i.id)));
     this.status.textContent = `${this.graph.ops.size} ops · ${v.items.length} shown · layout ${result.millis} ms (${layoutEngine})`;
     this.node.dataset.state = 'ready';
@@ -480,8 +501,14 @@ export class GraphView {
         scheme.scale = { low: heatColor(0), high: heatColor(1), max: this.colorMode === 'compute' ? `${formatNumber(max)} µs` : formatBytes(max) };
       }
     }
-    renderLegend(this.legendEl, scheme, this.markerId);
+    const key = JSON.stringify(scheme);
+    if (key !== this.legendKey) {  // rebuilding it unchanged would only make the page lay it out
+      this.legendKey = key;
+      renderLegend(this.legendEl, scheme, this.markerId);
+    }
   }
+
+  private legendKey = '';
 
   private perOpFigures(): ReadonlyMap<string, number> {
     return this.colorMode === 'memory' ? this.opBytes : this.opTimes;
@@ -522,12 +549,40 @@ export class GraphView {
   /** The largest figure over the drawn items, computed once per draw. */
   private figureMax: number | undefined;
 
-  private draw(v: VisibleGraph, layout: LayoutResult): void {
+  /** The drawn layers and, by id, the nodes and edges in them (see draw). */
+  private layers: { clusters: SVGGElement; edges: SVGGElement; nodes: SVGGElement } | null = null;
+  private drawnNodes = new Map<string, { el: SVGGElement; width: number; height: number; at: string }>();
+  private drawnEdges = new Map<string, { el: SVGGElement; d: string }>();
+  /** Whether something besides the expanded groups changed since the last draw. */
+  private lookChanged = true;
+
+  /**
+   * Draw a laid-out graph. With `keep` (only the expanded groups changed: colours, marks and
+   * sizes are as before), a node or edge drawn last time stays in the page and only moves; only
+   * what is new is built. Expanding a group on a 10,000-op graph then builds the group's ops
+   * and edges, not the whole view again, and the browser lays out (measures the text of) only
+   * those: building every node anew costs about as much again as the new ones alone. Moved
+   * elements keep their place in the DOM (re-inserting one is as costly as building it); new
+   * ones go after them, which only changes which of two overlapping nodes is on top.
+   */
+  private draw(v: VisibleGraph, layout: LayoutResult, keep = false): void {
     this.figureMax = undefined;
-    this.viewport.textContent = '';
-    const clusters = svg('g', { class: 'nbflow-clusters' }, this.viewport);
-    const edgeLayer = svg('g', { class: 'nbflow-edges' }, this.viewport);
-    const nodeLayer = svg('g', { class: 'nbflow-nodes' }, this.viewport);
+    if (!keep || !this.layers) {
+      this.viewport.textContent = '';
+      this.layers = {
+        clusters: svg('g', { class: 'nbflow-clusters' }, this.viewport),
+        edges: svg('g', { class: 'nbflow-edges' }, this.viewport),
+        nodes: svg('g', { class: 'nbflow-nodes' }, this.viewport)
+      };
+      this.drawnNodes.clear();
+      this.drawnEdges.clear();
+    }
+    const { clusters, edges: edgeLayer, nodes: nodeLayer } = this.layers;
+    clusters.textContent = '';
+    const nodesBefore = this.drawnNodes;
+    const edgesBefore = this.drawnEdges;
+    this.drawnNodes = new Map();
+    this.drawnEdges = new Map();
     const byId = new Map(v.items.map(i => [i.id, i]));
     const depth = (item: VisibleItem): number => (item.parent ? depth(byId.get(item.parent)!) + 1 : 0);
     const ordered = v.items.filter(i => i.expanded).sort((a, b) => depth(a) - depth(b));
@@ -550,8 +605,20 @@ export class GraphView {
         continue;
       }
       const d = 'M' + e.points.map(p => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('L');
-      const g = svg('g', { class: `nbflow-edge-group nbflow-edge-kind-${ve.kind}`, 'data-src': ve.src, 'data-dst': ve.dst, 'data-kind': ve.kind }, edgeLayer);
       const width = ve.kind === 'control' ? 1 : strokeWidthFor(edgeElements(this.graph!, ve));
+      const key = `${ve.src}\u0000${ve.dst}\u0000${ve.kind}\u0000${width.toFixed(2)}`;
+      const drawn = edgesBefore.get(key);
+      if (drawn) {
+        edgesBefore.delete(key);
+        if (drawn.d !== d) {
+          drawn.el.querySelectorAll('path').forEach(p => p.setAttribute('d', d));
+          drawn.d = d;
+        }
+        this.drawnEdges.set(key, drawn);
+        continue;
+      }
+      const g = svg('g', { class: `nbflow-edge-group nbflow-edge-kind-${ve.kind}`, 'data-src': ve.src, 'data-dst': ve.dst, 'data-kind': ve.kind }, edgeLayer);
+      this.drawnEdges.set(key, { el: g, d });
       svg('path', {
         d,
         class: `nbflow-edge nbflow-edge-${ve.kind}`,
@@ -564,11 +631,26 @@ export class GraphView {
       g.addEventListener('pointermove', ev => this.moveEdgeLabel(ev));
       g.addEventListener('pointerleave', () => (this.edgeTip.style.display = 'none'));
     }
+    for (const { el } of edgesBefore.values()) {
+      el.remove();
+    }
     for (const item of v.items) {
       if (item.expanded) {
         continue;
       }
       const b = layout.boxes[item.id];
+      const at = `translate(${b.x - b.width / 2},${b.y - b.height / 2})`;
+      const drawn = nodesBefore.get(item.id);
+      if (drawn && drawn.width === b.width && drawn.height === b.height) {
+        nodesBefore.delete(item.id);
+        if (drawn.at !== at) {
+          drawn.el.setAttribute('transform', at);
+          drawn.at = at;
+        }
+        drawn.el.classList.toggle('nbflow-selected', this.selected === item.id);
+        this.drawnNodes.set(item.id, drawn);
+        continue;
+      }
       const cls = item.kind === 'group' ? 'nbflow-node nbflow-group' : 'nbflow-node nbflow-op';
       const diff = this.diffStatus(item);
       const marked = (this.isHighlighted(item) ? ' nbflow-highlight' : '') + (diff ? ` nbflow-diff-${diff}` : '');
@@ -576,8 +658,9 @@ export class GraphView {
         class: cls + marked + (this.selected === item.id ? ' nbflow-selected' : ''),
         'data-id': item.id,
         'data-name': item.name,
-        transform: `translate(${b.x - b.width / 2},${b.y - b.height / 2})`
+        transform: at
       }, nodeLayer);
+      this.drawnNodes.set(item.id, { el: g, width: b.width, height: b.height, at });
       const fill = this.fillOf(item);
       const ink = textColorOn(fill);
       const series = item.kind === 'group' ? this.groups.get(item.name)!.series : undefined;
@@ -629,6 +712,9 @@ export class GraphView {
           this.toggleGroup(item.name);
         });
       }
+    }
+    for (const { el } of nodesBefore.values()) {
+      el.remove();
     }
     this.lastLayout = layout;
   }
@@ -789,7 +875,7 @@ export class GraphView {
 
   /** Centre the view on the layout point (x, y), keeping the zoom (the minimap's pan). */
   panTo(x: number, y: number): void {
-    const rect = this.svgEl.getBoundingClientRect();
+    const rect = this.canvasSize();
     const k = this.transform.k;
     this.transform = { k, x: rect.width / 2 - x * k, y: rect.height / 2 - y * k };
     this.applyTransform();
@@ -809,9 +895,16 @@ export class GraphView {
     }
   }
 
+  private asideKey = '';
+
   private renderAside(): void {
-    this.asideList.textContent = '';
     const list = this.visible?.aside ?? [];
+    const key = JSON.stringify([list, [...this.keep]]);
+    if (key === this.asideKey) {
+      return; // unchanged: rebuilding it would only make the page lay it out again
+    }
+    this.asideKey = key;
+    this.asideList.textContent = '';
     if (!list.length) {
       this.asideList.textContent = 'none';
     }
@@ -870,7 +963,7 @@ export class GraphView {
   /** Scale and centre the whole graph into the view. */
   fit(): void {
     const layout = this.lastLayout;
-    const rect = this.svgEl.getBoundingClientRect();
+    const rect = this.canvasSize();
     if (!layout || !rect.width || !rect.height) {
       return;
     }
@@ -883,10 +976,28 @@ export class GraphView {
     this.applyTransform();
   }
 
+  /** The canvas's size, as a ResizeObserver last reported it. */
+  private canvas: { width: number; height: number } | null = null;
+
+  /**
+   * The canvas's size in pixels. Asking the page (getBoundingClientRect) makes the browser lay
+   * out every SVG element changed since the last frame there and then; after an expand that is
+   * a few hundred new nodes, laid out again at the next frame after the next change. A
+   * ResizeObserver tells the size as it changes, so fitting and panning ask only before its
+   * first report.
+   */
+  private canvasSize(): { width: number; height: number } {
+    if (!this.canvas) {
+      const rect = this.svgEl.getBoundingClientRect();
+      return { width: rect.width, height: rect.height };
+    }
+    return this.canvas;
+  }
+
   private applyTransform(): void {
     const t = this.transform;
     this.viewport.setAttribute('transform', `translate(${t.x},${t.y}) scale(${t.k})`);
-    const rect = this.svgEl.getBoundingClientRect();
+    const rect = this.canvasSize();
     this.minimap.setViewport(t, rect.width, rect.height);
   }
 }
