@@ -65,14 +65,24 @@ interface Level {
   edges: Map<string, Point[]>;
 }
 
-/** The levels laid out lately, by key (see levelKey); the oldest are dropped past LEVEL_CACHE. */
+/**
+ * The levels laid out lately, by key (see levelKey), least recently used first. A level holds
+ * the boxes of everything inside it, so the cache is bounded by boxes, not levels: past
+ * LEVEL_CACHE_BOXES the least recently used levels go.
+ */
 const levelCache = new Map<string, Level>();
-const LEVEL_CACHE = 400;
+const LEVEL_CACHE_BOXES = 200_000;
+let cachedBoxes = 0;
 
 function remember(key: string, level: Level): void {
   levelCache.set(key, level);
-  if (levelCache.size > LEVEL_CACHE) {
-    levelCache.delete(levelCache.keys().next().value as string);
+  cachedBoxes += Object.keys(level.boxes).length;
+  for (const [oldest, dropped] of levelCache) {
+    if (cachedBoxes <= LEVEL_CACHE_BOXES || oldest === key) {
+      break;
+    }
+    levelCache.delete(oldest);
+    cachedBoxes -= Object.keys(dropped.boxes).length;
   }
 }
 
