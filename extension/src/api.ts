@@ -2,7 +2,7 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { GraphDef } from './model/graph';
+import type { GraphDef } from './model/graphDef';
 import type { HistogramValue } from './model/histogram';
 import type { HParamValue, LogdirEntry } from './model/runs';
 import type { ScalarsReply } from './model/series';

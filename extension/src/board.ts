@@ -12,7 +12,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { BoardApi, RunInfo } from './api';
-import { BookkeepingRules } from './model/graph';
+import { BookkeepingRules } from './model/auxiliary';
 import { LogdirEntry, RunColors, parseLogdirSpec, runId } from './model/runs';
 import { ScalarSeries, appendReply, emptySeries, runLabel } from './model/series';
 import { opBytes, opTimes } from './model/trace';

@@ -15,7 +15,7 @@ import { Widget } from '@lumino/widgets';
 
 import { BoardApi } from './api';
 import { BoardPanel } from './board';
-import { BookkeepingRules } from './model/graph';
+import { BookkeepingRules } from './model/auxiliary';
 import { formatLogdirSpec, parseLogdirSpec } from './model/runs';
 import { relativeLogdir } from './model/series';
 

@@ -1,28 +1,27 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
+import { extractBookkeeping, normalizeRules } from '../src/model/auxiliary';
 import {
   buildHierarchy,
   collapse,
-  extractBookkeeping,
-  groupSeries,
-  groupSignatures,
-  normalizeRules,
-  parseGraphDef,
-  parseInput,
-  repeatedSignatures,
-  groupsAround,
-  MAX_CHILDREN,
-  searchOps,
   computeTimeOf,
-  diffGraphs,
   edgeElements,
   edgeLabel,
+  groupsAround,
+  MAX_CHILDREN,
+  searchOps
+} from '../src/model/graph';
+import {
+  diffGraphs,
   formatTensor,
   outputsOf,
+  parseGraphDef,
+  parseInput,
   parseSource,
   strokeWidthFor
-} from '../src/model/graph';
+} from '../src/model/graphDef';
+import { groupSeries, groupSignatures, repeatedSignatures } from '../src/model/graphSeries';
 import { opBytes } from '../src/model/trace';
 import { computeLayout } from '../src/model/layout';
 import { LIGHT_TEXT, DARK_TEXT, contrastRatio, textColorOn, tint } from '../src/model/color';

@@ -7,7 +7,7 @@
  *
  * Group paths: the kernel's model names a group "a/b/", the view "a/b".
  */
-import { GraphDef } from '../model/graph';
+import { GraphDef } from '../model/graphDef';
 import { KernelDetails, detailRows, toKernelPaths, toViewPaths } from '../model/notebook';
 import { ColorMode, GraphView } from '../views/graphView';
 import { html } from '../views/dom';

@@ -8,45 +8,37 @@
  * tensors' dtypes and shapes on hover. A legend, a minimap and SVG/PNG export sit beside the
  * graph; after a re-run, the ops it added or changed are marked (the graph diff).
  *
+ * Beside this file: the details panel (graphDetails.ts), pan and zoom (panZoom.ts), the legend
+ * (graphLegend.ts), the minimap (minimap.ts) and SVG/PNG export (svgExport.ts).
  * Layout runs in a web worker. The view leaves performance marks for the browser tests:
  * `nbflow-graph-first-paint` (graph data given to the view -> drawn) and `nbflow-graph-expand`
  * (a group clicked -> the expanded graph drawn).
  */
+import { BookkeepingRules, extractBookkeeping, normalizeRules } from '../model/auxiliary';
 import {
-  BookkeepingRules,
-  Graph,
-  GraphDiff,
-  Group,
-  GraphDef,
-  VisibleGraph,
-  VisibleItem,
   buildHierarchy,
   collapse,
   computeTimeOf,
   devicesBelow,
-  diffGraphs,
   edgeElements,
   edgeLabel,
-  extractBookkeeping,
-  formatTensor,
-  outputsOf,
-  parseSource,
-  SourceSite,
-  strokeWidthFor,
-  groupSeries,
-  groupSignatures,
-  normalizeRules,
-  parseGraphDef,
-  repeatedSignatures,
+  Group,
   groupsAround,
-  searchOps
+  opId,
+  searchOps,
+  VisibleGraph,
+  VisibleItem
 } from '../model/graph';
+import { diffGraphs, Graph, GraphDef, GraphDiff, parseGraphDef, strokeWidthFor } from '../model/graphDef';
+import { groupSeries, groupSignatures, repeatedSignatures } from '../model/graphSeries';
 import { layoutGraph, layoutEngine } from '../layout';
 import { LayoutResult } from '../model/layout';
 import { textColorOn, tint } from '../model/color';
 import { colorFor, formatNumber, heatColor, html, svg, title } from './dom';
+import { formatBytes, renderDetails } from './graphDetails';
 import { ColorMode, LegendScheme, renderLegend } from './graphLegend';
 import { Minimap } from './minimap';
+import { PanZoom } from './panZoom';
 import { download, standaloneSvg, svgToPng } from './svgExport';
 
 export type { ColorMode } from './graphLegend';
@@ -54,8 +46,6 @@ export type { ColorMode } from './graphLegend';
 /** "1 op", "3 ops". */
 export const opCount = (n: number): string => `${n} op${n === 1 ? '' : 's'}`;
 
-/** Fit never shrinks below this scale: a large graph is shown legibly from its top instead. */
-const MIN_FIT_SCALE = 0.6;
 /** Each view's arrow marker has its own id: with one shared id every panel's edges would point
  * at the first panel's marker, and draw no arrowheads while that panel is hidden. */
 let markerCount = 0;
@@ -103,7 +93,7 @@ export class GraphView {
   private pendingMeasures: string[] = [];
   private colorMode: ColorMode = 'structure';
   private selected: string | null = null;
-  private transform = { x: 0, y: 0, k: 1 };
+  private panZoom: PanZoom;
   private renderToken = 0;
   private svgEl: SVGSVGElement;
   private viewport: SVGGElement;
@@ -166,7 +156,7 @@ export class GraphView {
     const legend = html('details', { class: 'nbflow-graph-legend', open: '' }, side);
     html('summary', {}, legend, 'Legend');
     this.legendEl = html('div', {}, legend);
-    this.installPanZoom();
+    this.panZoom = new PanZoom(this.svgEl, this.viewport, (t, width, height) => this.minimap.setViewport(t, width, height));
   }
 
   /**
@@ -297,7 +287,7 @@ export class GraphView {
       this.expanded.add(path);
     }
     this.hooks.expanded?.([...this.expanded]);
-    void this.render(true);
+    void this.render(true, true);
   }
 
   /** Expand exactly these groups (unknown paths are ignored); re-renders only on a change. */
@@ -307,7 +297,7 @@ export class GraphView {
       return;
     }
     this.expanded = next;
-    void this.render(true);
+    void this.render(true, true);
   }
 
   /** Mark these ops, and the collapsed groups holding them (e.g. the ops a notebook cell built). */
@@ -346,20 +336,24 @@ export class GraphView {
   /** Put an item in the middle of the view at a readable zoom. */
   centerOn(id: string): void {
     const box = this.lastLayout?.boxes[id];
-    const rect = this.svgEl.getBoundingClientRect();
-    if (!box || !rect.width) {
-      return;
+    if (box && this.panZoom.size().width) {
+      this.panZoom.panTo(box.x, box.y, Math.max(this.panZoom.transform.k, 1));
     }
-    const k = Math.max(this.transform.k, 1);
-    this.transform = { k, x: rect.width / 2 - box.x * k, y: rect.height / 2 - box.y * k };
-    this.applyTransform();
   }
 
-  private async render(relayout = false): Promise<void> {
+  /**
+   * Collapse the graph to what is shown, lay it out (in the worker) and draw it. `relayout` fits
+   * the view to the new layout. `onlyExpansion` says that nothing but the set of expanded groups
+   * changed since the last draw, so the nodes and edges drawn then can stay (see draw).
+   */
+  private async render(relayout = false, onlyExpansion = false): Promise<void> {
     if (!this.graph) {
       return;
     }
     const token = ++this.renderToken;
+    if (!onlyExpansion) {
+      this.lookChanged = true; // until drawn, even if a later expand overtakes this render
+    }
     this.visible = collapse(this.graph, this.groups, this.expanded, this.aside);
     const v = this.visible;
     this.node.dataset.items = String(v.items.length);
@@ -376,7 +370,10 @@ export class GraphView {
       return;
     }
     this.markDiffGroups(v);
-    this.draw(v, result);
+    // colours by compute time or memory are scaled to the largest figure shown: all change
+    const keep = !this.lookChanged && this.colorMode !== 'compute' && this.colorMode !== 'memory';
+    this.draw(v, result, keep);
+    this.lookChanged = false;
     this.minimap.setLayout(result, new Set(v.items.filter(i => i.expanded).map(i => i.id)));
     this.status.textContent = `${this.graph.ops.size} ops · ${v.items.length} shown · layout ${result.millis} ms (${layoutEngine})`;
     this.node.dataset.state = 'ready';
@@ -384,7 +381,7 @@ export class GraphView {
     if (relayout) {
       this.fit();
     } else {
-      this.applyTransform();
+      this.panZoom.apply();
     }
     this.renderAside();
     this.renderLegend();
@@ -480,8 +477,14 @@ export class GraphView {
         scheme.scale = { low: heatColor(0), high: heatColor(1), max: this.colorMode === 'compute' ? `${formatNumber(max)} µs` : formatBytes(max) };
       }
     }
-    renderLegend(this.legendEl, scheme, this.markerId);
+    const key = JSON.stringify(scheme);
+    if (key !== this.legendKey) {  // rebuilding it unchanged would only make the page lay it out
+      this.legendKey = key;
+      renderLegend(this.legendEl, scheme, this.markerId);
+    }
   }
+
+  private legendKey = '';
 
   private perOpFigures(): ReadonlyMap<string, number> {
     return this.colorMode === 'memory' ? this.opBytes : this.opTimes;
@@ -522,12 +525,40 @@ export class GraphView {
   /** The largest figure over the drawn items, computed once per draw. */
   private figureMax: number | undefined;
 
-  private draw(v: VisibleGraph, layout: LayoutResult): void {
+  /** The drawn layers and, by id, the nodes and edges in them (see draw). */
+  private layers: { clusters: SVGGElement; edges: SVGGElement; nodes: SVGGElement } | null = null;
+  private drawnNodes = new Map<string, { el: SVGGElement; width: number; height: number; at: string }>();
+  private drawnEdges = new Map<string, { el: SVGGElement; d: string }>();
+  /** Whether something besides the expanded groups changed since the last draw. */
+  private lookChanged = true;
+
+  /**
+   * Draw a laid-out graph. With `keep` (only the expanded groups changed: colours, marks and
+   * sizes are as before), a node or edge drawn last time stays in the page and only moves; only
+   * what is new is built. Expanding a group on a 10,000-op graph then builds the group's ops
+   * and edges, not the whole view again, and the browser lays out (measures the text of) only
+   * those: building every node anew costs about as much again as the new ones alone. Moved
+   * elements keep their place in the DOM (re-inserting one is as costly as building it); new
+   * ones go after them, which only changes which of two overlapping nodes is on top.
+   */
+  private draw(v: VisibleGraph, layout: LayoutResult, keep = false): void {
     this.figureMax = undefined;
-    this.viewport.textContent = '';
-    const clusters = svg('g', { class: 'nbflow-clusters' }, this.viewport);
-    const edgeLayer = svg('g', { class: 'nbflow-edges' }, this.viewport);
-    const nodeLayer = svg('g', { class: 'nbflow-nodes' }, this.viewport);
+    if (!keep || !this.layers) {
+      this.viewport.textContent = '';
+      this.layers = {
+        clusters: svg('g', { class: 'nbflow-clusters' }, this.viewport),
+        edges: svg('g', { class: 'nbflow-edges' }, this.viewport),
+        nodes: svg('g', { class: 'nbflow-nodes' }, this.viewport)
+      };
+      this.drawnNodes.clear();
+      this.drawnEdges.clear();
+    }
+    const { clusters, edges: edgeLayer, nodes: nodeLayer } = this.layers;
+    clusters.textContent = '';
+    const nodesBefore = this.drawnNodes;
+    const edgesBefore = this.drawnEdges;
+    this.drawnNodes = new Map();
+    this.drawnEdges = new Map();
     const byId = new Map(v.items.map(i => [i.id, i]));
     const depth = (item: VisibleItem): number => (item.parent ? depth(byId.get(item.parent)!) + 1 : 0);
     const ordered = v.items.filter(i => i.expanded).sort((a, b) => depth(a) - depth(b));
@@ -550,8 +581,20 @@ export class GraphView {
         continue;
       }
       const d = 'M' + e.points.map(p => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('L');
-      const g = svg('g', { class: `nbflow-edge-group nbflow-edge-kind-${ve.kind}`, 'data-src': ve.src, 'data-dst': ve.dst, 'data-kind': ve.kind }, edgeLayer);
       const width = ve.kind === 'control' ? 1 : strokeWidthFor(edgeElements(this.graph!, ve));
+      const key = `${ve.src}\u0000${ve.dst}\u0000${ve.kind}\u0000${width.toFixed(2)}`;
+      const drawn = edgesBefore.get(key);
+      if (drawn) {
+        edgesBefore.delete(key);
+        if (drawn.d !== d) {
+          drawn.el.querySelectorAll('path').forEach(p => p.setAttribute('d', d));
+          drawn.d = d;
+        }
+        this.drawnEdges.set(key, drawn);
+        continue;
+      }
+      const g = svg('g', { class: `nbflow-edge-group nbflow-edge-kind-${ve.kind}`, 'data-src': ve.src, 'data-dst': ve.dst, 'data-kind': ve.kind }, edgeLayer);
+      this.drawnEdges.set(key, { el: g, d });
       svg('path', {
         d,
         class: `nbflow-edge nbflow-edge-${ve.kind}`,
@@ -564,11 +607,26 @@ export class GraphView {
       g.addEventListener('pointermove', ev => this.moveEdgeLabel(ev));
       g.addEventListener('pointerleave', () => (this.edgeTip.style.display = 'none'));
     }
+    for (const { el } of edgesBefore.values()) {
+      el.remove();
+    }
     for (const item of v.items) {
       if (item.expanded) {
         continue;
       }
       const b = layout.boxes[item.id];
+      const at = `translate(${b.x - b.width / 2},${b.y - b.height / 2})`;
+      const drawn = nodesBefore.get(item.id);
+      if (drawn && drawn.width === b.width && drawn.height === b.height) {
+        nodesBefore.delete(item.id);
+        if (drawn.at !== at) {
+          drawn.el.setAttribute('transform', at);
+          drawn.at = at;
+        }
+        drawn.el.classList.toggle('nbflow-selected', this.selected === item.id);
+        this.drawnNodes.set(item.id, drawn);
+        continue;
+      }
       const cls = item.kind === 'group' ? 'nbflow-node nbflow-group' : 'nbflow-node nbflow-op';
       const diff = this.diffStatus(item);
       const marked = (this.isHighlighted(item) ? ' nbflow-highlight' : '') + (diff ? ` nbflow-diff-${diff}` : '');
@@ -576,8 +634,9 @@ export class GraphView {
         class: cls + marked + (this.selected === item.id ? ' nbflow-selected' : ''),
         'data-id': item.id,
         'data-name': item.name,
-        transform: `translate(${b.x - b.width / 2},${b.y - b.height / 2})`
+        transform: at
       }, nodeLayer);
+      this.drawnNodes.set(item.id, { el: g, width: b.width, height: b.height, at });
       const fill = this.fillOf(item);
       const ink = textColorOn(fill);
       const series = item.kind === 'group' ? this.groups.get(item.name)!.series : undefined;
@@ -629,6 +688,9 @@ export class GraphView {
           this.toggleGroup(item.name);
         });
       }
+    }
+    for (const { el } of nodesBefore.values()) {
+      el.remove();
     }
     this.lastLayout = layout;
   }
@@ -686,93 +748,20 @@ export class GraphView {
   }
 
   private showDetails(): void {
-    const graph = this.graph;
-    if (!graph || !this.selected) {
+    if (!this.graph || !this.selected) {
       return;
     }
-    const d = this.details;
-    d.textContent = '';
-    const row = (k: string, v: string): void => {
-      const r = html('div', { class: 'nbflow-kv' }, d);
-      html('b', {}, r, k + ' ');
-      html('span', {}, r, v);
-    };
-    if (this.selected.startsWith('group:')) {
-      const path = this.selected.slice(6);
-      const g = this.groups.get(path);
-      if (!g) {
-        return;
-      }
-      row(g.series ? 'series' : 'group', path);
-      if (g.series) {
-        row('members', `${g.series} groups of one structure`);
-      }
-      row('ops below', String(g.size));
-      row('devices', devicesBelow(graph, this.groups, { id: this.selected, kind: 'group', name: path, label: '', parent: '', expanded: false }).join(', ') || '(unplaced)');
-      const time = computeTimeOf(this.groups, { id: this.selected, kind: 'group', name: path, label: '', parent: '', expanded: false }, this.opTimes);
-      if (time) {
-        row('compute', `${time.toFixed(0)} µs`);
-      }
-      const rep = this.repeated.get(this.signatures.get(path)!);
-      if (rep) {
-        row('structure', `identical to ${rep - 1} other group(s)`);
-      }
-      return;
-    }
-    const name = this.selected.slice(3);
-    const op = graph.ops.get(name);
-    if (!op) {
-      return;
-    }
-    row('name', op.name);
-    row('op', op.op);
-    row('device', op.device || '(unplaced)');
-    row('inputs', op.inputs.join(', ') || '—');
-    outputsOf(op).forEach((t, i) => row(`output ${i}`, formatTensor(t)));
-    const time = this.opTimes.get(op.name);
-    if (time) {
-      row('compute', `${time.toFixed(0)} µs`);
-    }
-    const bytes = this.opBytes.get(op.name);
-    if (bytes) {
-      row('memory', formatBytes(bytes));
-    }
-    const site = parseSource(op.attr['_source']);
-    if (site) {
-      this.showSource(d, site);
-    }
-    const status = this.diffStatus({ id: this.selected, kind: 'op', name, label: '', parent: '', expanded: false });
-    if (status) {
-      row('last re-run', status);
-    }
-    for (const [k, v] of Object.entries(op.attr)) {
-      if (!INTERNAL_ATTRS.has(k)) {
-        row(k, formatAttr(v));
-      }
-    }
-    for (const [k, v] of this.extraDetails.get(name) ?? []) {
-      row(k, v);
-    }
-  }
-
-  /** "created at: cell [3], line 2" (a link into the notebook where a host can open cells). */
-  private showSource(d: HTMLElement, site: SourceSite): void {
-    const r = html('div', { class: 'nbflow-kv nbflow-source' }, d);
-    html('b', {}, r, 'created at ');
-    if (site.cell !== undefined) {
-      const text = `cell ${site.executionCount !== undefined ? `[${site.executionCount}]` : site.cell}, line ${site.line}`;
-      if (this.hooks.openCell && site.cell) {
-        const a = html('a', { href: '#', class: 'nbflow-cell-link', 'data-cell': site.cell, 'data-line': String(site.line) }, r, text);
-        a.addEventListener('click', ev => {
-          ev.preventDefault();
-          this.hooks.openCell!(site.cell!, site.line);
-        });
-      } else {
-        html('span', {}, r, text);
-      }
-    } else {
-      html('span', {}, r, `${site.file}:${site.line}`);
-    }
+    renderDetails(this.details, this.selected, {
+      graph: this.graph,
+      groups: this.groups,
+      signatures: this.signatures,
+      repeated: this.repeated,
+      opTimes: this.opTimes,
+      opBytes: this.opBytes,
+      extraDetails: this.extraDetails,
+      diffStatus: name => this.diffStatus({ id: opId(name), kind: 'op', name, label: '', parent: '', expanded: false }),
+      openCell: this.hooks.openCell && ((cell, line) => this.hooks.openCell!(cell, line))
+    });
   }
 
   /** The view as a standalone SVG file of what is on screen. */
@@ -789,10 +778,7 @@ export class GraphView {
 
   /** Centre the view on the layout point (x, y), keeping the zoom (the minimap's pan). */
   panTo(x: number, y: number): void {
-    const rect = this.svgEl.getBoundingClientRect();
-    const k = this.transform.k;
-    this.transform = { k, x: rect.width / 2 - x * k, y: rect.height / 2 - y * k };
-    this.applyTransform();
+    this.panZoom.panTo(x, y);
   }
 
   private showSearch(query: string): void {
@@ -809,9 +795,16 @@ export class GraphView {
     }
   }
 
+  private asideKey = '';
+
   private renderAside(): void {
-    this.asideList.textContent = '';
     const list = this.visible?.aside ?? [];
+    const key = JSON.stringify([list, [...this.keep]]);
+    if (key === this.asideKey) {
+      return; // unchanged: rebuilding it would only make the page lay it out again
+    }
+    this.asideKey = key;
+    this.asideList.textContent = '';
     if (!list.length) {
       this.asideList.textContent = 'none';
     }
@@ -840,54 +833,11 @@ export class GraphView {
     }
   }
 
-  private installPanZoom(): void {
-    let drag: { x: number; y: number } | null = null;
-    this.svgEl.addEventListener('pointerdown', ev => {
-      drag = { x: ev.clientX, y: ev.clientY };
-    });
-    this.svgEl.addEventListener('pointermove', ev => {
-      if (drag && ev.buttons) {
-        this.transform.x += ev.clientX - drag.x;
-        this.transform.y += ev.clientY - drag.y;
-        drag = { x: ev.clientX, y: ev.clientY };
-        this.applyTransform();
-      }
-    });
-    this.svgEl.addEventListener('pointerup', () => (drag = null));
-    this.svgEl.addEventListener('wheel', ev => {
-      ev.preventDefault();
-      const rect = this.svgEl.getBoundingClientRect();
-      const px = ev.clientX - rect.left;
-      const py = ev.clientY - rect.top;
-      const factor = Math.exp(-ev.deltaY * 0.0015);
-      const k = Math.max(0.02, Math.min(8, this.transform.k * factor));
-      const f = k / this.transform.k;
-      this.transform = { x: px - (px - this.transform.x) * f, y: py - (py - this.transform.y) * f, k };
-      this.applyTransform();
-    }, { passive: false });
-  }
-
   /** Scale and centre the whole graph into the view. */
   fit(): void {
-    const layout = this.lastLayout;
-    const rect = this.svgEl.getBoundingClientRect();
-    if (!layout || !rect.width || !rect.height) {
-      return;
+    if (this.lastLayout) {
+      this.panZoom.fit(this.lastLayout);
     }
-    const whole = Math.min(1.5, rect.width / (layout.width + 20), rect.height / (layout.height + 20));
-    const k = Math.max(MIN_FIT_SCALE, whole);
-    // too big to show whole at a legible size: centre it across, start from its top
-    const x = (rect.width - layout.width * k) / 2;
-    const y = whole < MIN_FIT_SCALE ? 10 : Math.max(0, (rect.height - layout.height * k) / 2);
-    this.transform = { k, x, y };
-    this.applyTransform();
-  }
-
-  private applyTransform(): void {
-    const t = this.transform;
-    this.viewport.setAttribute('transform', `translate(${t.x},${t.y}) scale(${t.k})`);
-    const rect = this.svgEl.getBoundingClientRect();
-    this.minimap.setViewport(t, rect.width, rect.height);
   }
 }
 
@@ -898,39 +848,4 @@ function yieldToPage(): Promise<void> {
     channel.port1.onmessage = () => resolve();
     channel.port2.postMessage(null);
   });
-}
-
-/** Attrs the details show in their own rows (or not at all). */
-const INTERNAL_ATTRS = new Set(['_output_shapes', '_output_types', '_source']);
-
-/** An attr value as a short text: "float32", "[5,5,1,16]", "true", a list, a tensor summary. */
-function formatAttr(v: unknown): string {
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    if (typeof o.type === 'string') {
-      return o.type;
-    }
-    if ('shape' in o) {
-      return formatTensor({ dtype: '', shape: o.shape as (number | null)[] | null }).slice(1);
-    }
-    if (Array.isArray(o.list)) {
-      return '[' + o.list.map(formatAttr).join(', ') + ']';
-    }
-  }
-  return JSON.stringify(v).slice(0, 200);
-}
-
-/** "512 B", "3.1 KB", "24.0 MB". */
-export function formatBytes(n: number): string {
-  if (n < 1024) {
-    return `${Math.round(n)} B`;
-  }
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(1)} ${units[i]}`;
 }
