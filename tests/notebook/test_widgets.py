@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 
 import nbflow as tf
-from nbflow.notebook import summary_model
 from nbflow.notebook.display import mimebundle
-from nbflow.notebook.logs import MemorySource
-from nbflow.notebook.timeline_model import trace_model
+from nbflow.notebook.logs import LogDirSource, MemorySource
 from nbflow.notebook.training import PROVENANCE_FILE, TrainingRun, start_training
 from nbflow.notebook.widgets.controls import RunControls
 from nbflow.notebook.widgets.dashboard import SummaryDashboard, png_bytes
@@ -104,7 +102,14 @@ def test_graph_widget_sends_the_page_a_graph_def_with_shapes_and_the_bookkeeping
 
 def test_widget_front_ends_are_the_boards_views_bundled_with_the_package():
     graph, scalars, css = (DIST / n for n in ("graph.js", "scalars.js", "board.css"))
-    for bundle, marker in ((graph, "nbflow-graph-canvas"), (scalars, "nbflow-smoothing")):
+    histograms, timeline = DIST / "histograms.js", DIST / "timeline.js"
+    for bundle, marker in (
+        (graph, "nbflow-graph-canvas"),
+        (scalars, "nbflow-smoothing"),
+        (histograms, "nbflow-hist-row"),
+        (histograms, "nbflow-band"),
+        (timeline, "nbflow-eeg-op"),
+    ):
         source = bundle.read_text()
         assert "export" in source and marker in source
         for cdn in ("unpkg.com", "cdn.jsdelivr", "cdnjs.", "googleapis.com"):
@@ -129,20 +134,33 @@ def test_tensor_operation_graph_and_session_have_rich_html():
 
 
 # --- summaries ---------------------------------------------------------------------------------
-def test_smoothing_is_tensorboards_debiased_moving_average():
-    assert summary_model.smooth([1.0, 1.0, 1.0], 0.9) == pytest.approx([1.0, 1.0, 1.0])
-    assert summary_model.smooth([0.0, 10.0], 0.0) == [0.0, 10.0]
-    assert summary_model.smooth([0.0, 10.0], 0.5)[1] == pytest.approx(10.0 * 0.5 / 0.75)
-
-
-def test_time_axes_and_histogram_percentiles():
-    assert summary_model.x_values([1, 2], [100.0, 3700.0], "relative") == [0.0, 1.0]
-    assert summary_model.x_values([1, 2], [1.0, 2.0], "wall") == [1000.0, 2000.0]
+def test_histograms_reach_the_page_in_the_json_the_board_serves_from_either_source(tmp_path):
+    values = np.random.default_rng(0).normal(size=1000)
     source = MemorySource()
-    source.add_histogram("w", np.linspace(0, 1, 1001), step=0)
-    (hist,) = source.read()["."].histograms["w"].values
-    p = summary_model.histogram_percentiles(hist)
-    assert p[0] == 0.0 and p[-1] == 1.0 and p[4] == pytest.approx(0.5, abs=0.05)
+    source.add_histogram("w", values, step=3)
+    placeholder = tf.placeholder(tf.float64, [None], name="v")
+    summary = tf.summary.histogram("w", placeholder)
+    writer = tf.summary.FileWriter(str(tmp_path / "run"))
+    with tf.Session() as sess:
+        writer.add_summary(sess.run(summary, {placeholder: values}), 3)
+    writer.close()
+    sent = []
+    for s in (source, LogDirSource(tmp_path)):
+        board = SummaryDashboard(s, start=False)
+        (series,) = board.histograms.get_state()["series"]
+        assert (series["tag"], series["steps"]) == ("w", [3])
+        sent.append(series["values"][0])
+    memory, logged = sent
+    assert memory == logged  # one schema, whichever source made the histogram
+    assert set(memory) == {"min", "max", "num", "sum", "sum_squares", "bucket_limit", "bucket"}
+    assert memory["min"] == values.min() and memory["max"] == values.max()
+    assert memory["num"] == 1000 and memory["sum"] == pytest.approx(values.sum())
+    assert memory["sum_squares"] == pytest.approx((values**2).sum())
+    limits = np.array(memory["bucket_limit"])
+    lower = np.concatenate([[-np.inf], limits[:-1]])
+    expected = [((values >= lo) & (values < hi)).sum() for lo, hi in zip(lower, limits)]
+    assert memory["bucket"] == expected  # TensorBoard's buckets: [previous limit, limit)
+    json.dumps(memory, allow_nan=False)
 
 
 def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
@@ -161,7 +179,11 @@ def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
     assert sent["wall_times"][0] > 1e9
     chart.set_state({"smoothing": 0.9, "x_axis": "wall"})  # the chart's toolbar changed
     assert chart.smoothing == 0.9 and chart.x_axis == "wall"
-    assert len(board.histograms[(".", "weights")][1].data["p50"]) == 1
+    source.add_histogram("weights", np.random.default_rng(1).normal(size=100), step=1)
+    assert board.poll() == 1
+    (hist,) = board.histograms.get_state()["series"]
+    assert hist["steps"] == [0, 1] and [h["num"] for h in hist["values"]] == [100, 100]
+    assert board.histogram_box.children == (board.histograms,)
     image, slider, _ = board.images[(".", "sample")]
     assert bytes(image.value).startswith(b"\x89PNG")
 
@@ -329,16 +351,7 @@ TRACE = {
 }
 
 
-def test_timeline_model_has_a_row_per_device_thread_and_send_recv_arrows():
-    model = trace_model(TRACE)
-    assert model.rows == ("/cpu:0 / 0", "/cpu:1 / 3")
-    assert [b.op for b in model.bars] == ["MatMul", "_Send", "_Recv"]
-    assert model.bars[0].start == 0.0 and model.duration == 60.0
-    assert {(a.start_row, a.end_row) for a in model.arrows} == {("/cpu:0 / 0", "/cpu:1 / 3")}
-    assert len(model.arrows) == 2  # the flow event and the Send/Recv pair
-
-
-def test_timeline_from_step_stats_and_its_widget():
+def test_timeline_widget_sends_the_chrome_trace_of_what_it_is_given(tmp_path):
     stats = {
         "dev_stats": [
             {
@@ -356,9 +369,14 @@ def test_timeline_from_step_stats_and_its_widget():
         ]
     }
     widget = TimelineWidget(stats)
-    assert widget.bars.data["name"] == ["a"] and widget.model.rows == ("/cpu:0 / 1",)
-    widget = TimelineWidget(json.dumps(TRACE))
-    assert len(widget.arrows.data["x_start"]) == 2
+    (event,) = widget.events
+    assert (event["name"], event["ts"], event["dur"], event["tid"]) == ("a", 10, 5, 1)
+    assert widget.get_state()["trace"]["traceEvents"][0]["args"] == {"name": "/cpu:0"}
+    assert TimelineWidget(json.dumps(TRACE)).get_state()["trace"] == TRACE
+    path = tmp_path / "step_trace.json"
+    path.write_text(json.dumps(TRACE))
+    assert TimelineWidget(str(path)).trace == TRACE
+    assert TimelineWidget(TRACE["traceEvents"]).trace == TRACE
 
 
 # --- cluster -------------------------------------------------------------------------------------

@@ -15,8 +15,9 @@ from typing import Any
 
 import traitlets
 
-from nbflow.notebook import summary_model
 from nbflow.notebook.widgets.front_end import BoardWidget
+
+AXES = ("step", "relative", "wall")
 
 
 class ScalarsWidget(BoardWidget):
@@ -25,7 +26,7 @@ class ScalarsWidget(BoardWidget):
     bundle = "scalars.js"
     series = traitlets.List(traitlets.Dict()).tag(sync=True)
     smoothing = traitlets.Float(0.6, min=0.0, max=0.99).tag(sync=True)
-    x_axis = traitlets.Enum(list(summary_model.AXES), "step").tag(sync=True)
+    x_axis = traitlets.Enum(list(AXES), "step").tag(sync=True)
 
     def __init__(self, **kwargs: Any):
         self._points: dict[tuple[str, str], dict[str, list]] = {}
