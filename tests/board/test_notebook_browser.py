@@ -5,7 +5,8 @@ against ``jupyter lab`` (Debian's chromium, driven by Python Playwright; never
 The notebook's cells build an MLP in two scopes, show the graph widget (the Board's graph view
 inside the cell output), start training in a background thread of the kernel and show the live
 summary dashboard (the Board's scalar charts and histograms), then show histograms of seeded
-samples and a traced step (the Board's Histograms, Distributions and Timeline views). The test runs all cells from the command
+samples and a traced step (the Board's Histograms, Distributions and Timeline views) and a
+graph widget that the kernel asks to reveal an op. The test runs all cells from the command
 registry, then checks that the graph widget draws the scope groups (gradients in the auxiliary
 area) and expands one on a click, that the loss chart gains points while training runs, that
 the dashboard's histograms gain steps, that the histogram and timeline outputs are the
@@ -66,7 +67,7 @@ import threading
 import numpy as np
 import nbflow as tf
 from nbflow.notebook import LogDirSource, SummaryDashboard, progress_hook, start_training
-from nbflow.notebook import HistogramsWidget, MemorySource, TimelineWidget""",
+from nbflow.notebook import GraphWidget, HistogramsWidget, MemorySource, TimelineWidget""",
     """\
 %%dataflow --name inputs
 tf.set_random_seed(0)
@@ -116,6 +117,7 @@ SummaryDashboard(LogDirSource("logs"), run=training, interval=0.2)""",
     "next_cell_ran.set()",
     HISTOGRAMS_CELL,
     TIMELINE_CELL,
+    'graph = GraphWidget(tf.get_default_graph(), title="asked from the kernel")\ngraph',
     "%dataflow_board logs",
 ]
 
@@ -234,6 +236,23 @@ def check_timeline_cell(page, cell):
     page.screenshot(path=str(ARTIFACTS / "notebook-timeline.png"))
 
 
+RUN_IN_KERNEL = """code => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
+  .requestExecute({code}).done.then(reply => reply.content.status)"""
+
+
+def check_reveal_asked_by_the_kernel(page, cell):
+    """``GraphWidget.reveal`` asks the page, which expands the scope and reports it back."""
+    graph = cell.locator(".nbflow-notebook-graph")
+    graph.locator(".nbflow-graph[data-state='ready']").wait_for()
+    assert graph.locator(".nbflow-op[data-name='layer2/MatMul']").count() == 0
+    assert page.evaluate(RUN_IN_KERNEL, 'graph.reveal("layer2/MatMul")') == "ok"
+    graph.locator(".nbflow-op[data-name='layer2/MatMul']").wait_for()
+    # the page reported the groups it expanded; the kernel shows them as the title
+    assert page.evaluate(RUN_IN_KERNEL, "graph.title = repr(graph.expanded)") == "ok"
+    graph.get_by_text("['layer2/']").wait_for()
+    assert graph.locator(".nbflow-op[data-name='layer1/MatMul']").count() == 0
+
+
 def test_notebook_widgets_render_and_update_while_training_runs(page):
     page.wait_for_function(KERNEL_IDLE)
     page.evaluate(  # every cell but the last, %dataflow_board, which runs at the end
@@ -243,7 +262,7 @@ def test_notebook_widgets_render_and_update_while_training_runs(page):
     )
 
     # The %%dataflow cell shows the graph widget: the Board's graph view, scopes collapsed.
-    graph = page.locator(".jp-OutputArea .nbflow-notebook-graph").last
+    graph = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".nbflow-notebook-graph")
     graph.locator(".nbflow-graph[data-state='ready']").wait_for()
     for scope in ("layer1", "layer2"):
         graph.locator(f".nbflow-group[data-name='{scope}']").wait_for()
@@ -276,6 +295,7 @@ def test_notebook_widgets_render_and_update_while_training_runs(page):
     page.wait_for_function(f"() => ({HIST_ROWS})([3, 'w1']) > {rows}")
     check_histograms_cell(page, cells.nth(5))
     check_timeline_cell(page, cells.nth(6))
+    check_reveal_asked_by_the_kernel(page, cells.nth(7))
 
     # One Stop, and it responds while the training cell's loop runs in the kernel.
     stops = page.locator(".jp-OutputArea button:has-text('Stop')")

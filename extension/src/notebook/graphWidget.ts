@@ -3,7 +3,9 @@
  * GraphView inside a cell output. The kernel sends the GraphDef, the bookkeeping rules, the ops
  * to highlight (those the cell built) and, for a selected op, where it was created and its
  * value from the last run; the view reports expanded groups, the selected op and the colour
- * mode back, so the Python object always knows what is on screen.
+ * mode back, so the Python object always knows what is on screen. The kernel asks the view to
+ * reveal an op with a message {type: 'reveal', name}: the view expands what hides it and
+ * reports the expanded groups back.
  *
  * Group paths: the kernel's model names a group "a/b/", the view "a/b".
  */
@@ -68,7 +70,14 @@ function render({ model, el }: RenderProps): () => void {
       view.setExtraDetails(d.name, detailRows(d));
     }
   };
-  const listeners: [string, () => void][] = [
+  const onMessage = (msg: { type?: string; name?: string }): void => {
+    if (msg && msg.type === 'reveal' && msg.name) {
+      selectedHere = msg.name;
+      view.reveal(msg.name);
+    }
+  };
+  const listeners: [string, (...args: any[]) => void][] = [
+    ['msg:custom', onMessage],
     ['change:title', showTitle],
     ['change:graph_def', showGraph],
     ['change:expanded', showExpanded],
