@@ -54,6 +54,7 @@ _LAZY = {
     "SummaryDashboard": "nbflow.notebook.widgets.dashboard",
     "TimelineWidget": "nbflow.notebook.widgets.timeline",
     "HistogramsWidget": "nbflow.notebook.widgets.histograms",
+    "ImagesWidget": "nbflow.notebook.widgets.images",
     "ScalarsWidget": "nbflow.notebook.widgets.scalars",
     "ClusterWidget": "nbflow.notebook.widgets.cluster",
     "RunControls": "nbflow.notebook.widgets.controls",

@@ -13,6 +13,7 @@ summary reader (``nbflow.summary.reader``): each ``read()`` decodes only appende
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image as PILImage
 
 from nbflow.ops.histogram import histogram_proto
 from nbflow.summary.reader import HistogramValue, LogReader
@@ -74,8 +76,11 @@ class MemorySource:
             self._series("histograms", run, tag).append(step, wall_time, hist)
 
     def add_image(self, tag: str, png: bytes, step: int, run: str = ".") -> None:
+        """An encoded image (PNG, JPEG, ...); its size is read from its header."""
+        with PILImage.open(io.BytesIO(png)) as decoded:
+            width, height = decoded.size
         with self._lock:
-            self._series("images", run, tag).append(step, time.time(), Image(png))
+            self._series("images", run, tag).append(step, time.time(), Image(png, width, height))
 
     def read(self) -> dict[str, RunData]:
         with self._lock:

@@ -5,7 +5,8 @@ against ``jupyter lab`` (Debian's chromium, driven by Python Playwright; never
 The notebook's cells build an MLP in two scopes, show the graph widget (the Board's graph view
 inside the cell output), start training in a background thread of the kernel and show the live
 summary dashboard (the Board's scalar charts and histograms), then show histograms of seeded
-samples and a traced step (the Board's Histograms, Distributions and Timeline views) and a
+samples, an image and a traced step (the Board's Histograms, Distributions, Images and Timeline
+views) and a
 graph widget that the kernel asks to reveal an op. The test runs all cells from the command
 registry, then checks that the graph widget draws the scope groups (gradients in the auxiliary
 area) and expands one on a click, that the loss chart gains points while training runs, that
@@ -45,7 +46,12 @@ for step in range({HIST_STEPS}):
 histograms = HistogramsWidget()
 (spread,) = samples.read()["."].histograms.values()
 histograms.extend(".", "spread", spread.steps, spread.wall_times, spread.values)
-histograms"""
+pixels = np.random.default_rng({HIST_SEED}).integers(0, 256, size=(4, 8, 3), dtype=np.uint8)
+samples.add_image("noise", png_bytes(pixels), 0)
+(noise,) = samples.read()["."].images.values()
+images = ImagesWidget()
+images.extend(".", "noise", noise.steps, noise.wall_times, noise.values)
+display(histograms, images)"""
 
 # A two-device step with seeded durations; the test recomputes them with NumPy.
 TRACE_SEED, TRACE_OPS = 3, 6
@@ -67,7 +73,8 @@ import threading
 import numpy as np
 import nbflow as tf
 from nbflow.notebook import LogDirSource, SummaryDashboard, progress_hook, start_training
-from nbflow.notebook import GraphWidget, HistogramsWidget, MemorySource, TimelineWidget""",
+from nbflow.notebook import GraphWidget, HistogramsWidget, ImagesWidget, MemorySource, TimelineWidget
+from nbflow.notebook.widgets.dashboard import png_bytes""",
     """\
 %%dataflow --name inputs
 tf.set_random_seed(0)
@@ -184,6 +191,19 @@ HIST_ROWS = """([cell, tag]) => document.querySelectorAll('.jp-Notebook .jp-Cell
 ).length"""
 
 
+READ_PIXELS = """img => new Promise(done => {
+  const draw = () => {
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth;
+    canvas.height = img.naturalHeight;
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    done(Array.from(ctx.getImageData(0, 0, canvas.width, canvas.height).data));
+  };
+  img.complete && img.naturalWidth ? draw() : img.addEventListener('load', draw, { once: true });
+})"""
+
+
 def format_number(v: float) -> str:
     """The Board's axis label of a number (extension/src/views/dom.ts formatNumber)."""
     return repr(float(f"{v:.4g}")).removesuffix(".0")
@@ -214,6 +234,13 @@ def check_histograms_cell(page, cell):
     median = widget.locator(".nbflow-distributions path.nbflow-median").get_attribute("d")
     assert median.count("L") == HIST_STEPS - 1  # a point per step
     page.screenshot(path=str(ARTIFACTS / "notebook-distributions.png"))
+
+    # The Board's images view; the bytes come from the kernel on the view's request.
+    pixels = np.random.default_rng(HIST_SEED).integers(0, 256, size=(4, 8, 3), dtype=np.uint8)
+    card = cell.locator(".nbflow-notebook-images .nbflow-image-card[data-tag='noise']")
+    card.locator(".nbflow-step-label").get_by_text("step 0 (1/1) · 8×4").wait_for()
+    drawn = card.locator("img.nbflow-image").evaluate(READ_PIXELS)
+    assert np.array_equal(np.array(drawn, dtype=np.uint8).reshape(4, 8, 4)[..., :3], pixels)
 
 
 def check_timeline_cell(page, cell):

@@ -1,9 +1,11 @@
+import io
 import json
 import threading
 import time
 
 import numpy as np
 import pytest
+from PIL import Image as PILImage
 
 import nbflow as tf
 from nbflow.notebook.display import mimebundle
@@ -105,6 +107,7 @@ def test_widget_front_ends_are_the_boards_views_bundled_with_the_package():
         (histograms, "nbflow-hist-row"),
         (histograms, "nbflow-band"),
         (timeline, "nbflow-eeg-op"),
+        (DIST / "images.js", "nbflow-step-slider"),
     ):
         source = bundle.read_text()
         assert "export" in source and marker in source
@@ -164,7 +167,7 @@ def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
     for step in range(5):
         source.add_scalar("loss", 10.0 - step, step)
     source.add_histogram("weights", np.random.default_rng(0).normal(size=100), step=0)
-    source.add_image("sample", png_bytes(np.zeros((4, 4), np.uint8)), step=0)
+    source.add_image("sample", png_bytes(np.zeros((4, 6), np.uint8)), step=0)
     board = SummaryDashboard(source, start=False, smoothing=0.0)
     chart = board.scalars
     assert chart.points_of(".", "loss")["values"] == [10.0, 9.0, 8.0, 7.0, 6.0]
@@ -180,8 +183,26 @@ def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
     (hist,) = board.histograms.get_state()["series"]
     assert hist["steps"] == [0, 1] and [h["num"] for h in hist["values"]] == [100, 100]
     assert board.histogram_box.children == (board.histograms,)
-    image, slider, _ = board.images[(".", "sample")]
-    assert bytes(image.value).startswith(b"\x89PNG")
+    (images,) = board.images.get_state()["series"]
+    assert images["values"] == [{"index": 0, "width": 6, "height": 4}]
+    assert board.images.image(".", "sample", 0).startswith(b"\x89PNG")
+
+
+def test_images_widget_answers_the_pages_request_with_the_encoded_bytes():
+    pixels = np.random.default_rng(0).integers(0, 256, size=(3, 5, 3), dtype=np.uint8)
+    source = MemorySource()
+    source.add_image("digits", png_bytes(pixels), step=2)
+    board = SummaryDashboard(source, start=False)
+    replies = []
+    board.images.send = lambda content, buffers=None: replies.append((content, buffers))
+    request = {"type": "image", "request": 1, "run": ".", "tag": "digits", "index": 0}
+    board.images._handle_custom_msg(request, [])
+    ((content, (data,)),) = replies
+    assert content == {"type": "image", "request": 1}
+    decoded = np.asarray(PILImage.open(io.BytesIO(data)))
+    np.testing.assert_array_equal(decoded, pixels)
+    board.images._handle_custom_msg({**request, "index": 5}, [])
+    assert "error" in replies[-1][0] and replies[-1][1] is None
 
 
 def test_dashboard_polls_while_training_runs_in_a_background_thread_and_stop_stops_it():

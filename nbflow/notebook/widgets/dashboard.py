@@ -6,7 +6,8 @@ logs of a log directory, tailed incrementally, or a ``MemorySource``) and sends 
 to the page. Scalars are drawn by the nbflow Board's own chart view (``ScalarsWidget``:
 smoothing, step / relative / wall-time axes, log scale, tag filter, CSV, as in the JupyterLab
 panel), histograms over time by its Histograms and Distributions views (``HistogramsWidget``,
-shown once a histogram arrives); images get a step slider. There is one Stop button: with a
+shown once a histogram arrives), images by its images view (``ImagesWidget``, a step slider per
+image tag). There is one Stop button: with a
 ``TrainingRun`` attached it is the run's (beside Pause; it stops the run, and polling ends with
 it), otherwise it stops polling.
 """
@@ -24,6 +25,7 @@ from PIL import Image as PILImage
 from nbflow.notebook.logs import as_source
 from nbflow.notebook.widgets.controls import RunControls
 from nbflow.notebook.widgets.histograms import HistogramsWidget
+from nbflow.notebook.widgets.images import ImagesWidget
 from nbflow.notebook.widgets.scalars import ScalarsWidget
 
 
@@ -48,8 +50,8 @@ class SummaryDashboard(widgets.VBox):
         self.status = widgets.Label("waiting for data")
         self.histograms = HistogramsWidget()
         self.histogram_box = widgets.VBox()  # holds self.histograms once one arrives
-        self.image_box = widgets.VBox()
-        self.images: dict[tuple[str, str], tuple[widgets.Image, widgets.IntSlider, Any]] = {}
+        self.images = ImagesWidget()
+        self.image_box = widgets.VBox()  # holds self.images once one arrives
         self._seen: dict[tuple[str, str, str], int] = {}
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -160,30 +162,17 @@ class SummaryDashboard(widgets.VBox):
         start, end = self._fresh("image", run, tag, series)
         if end <= start:
             return 0
-        entry = self.images.get((run, tag))
-        if entry is None:
-            image = widgets.Image(format="png")
-            slider = widgets.IntSlider(description="step", min=0, max=0)
-            title = widgets.Label(f"{tag} ({run})")
-            entry = self.images[(run, tag)] = (image, slider, series)
-            slider.observe(lambda c, e=entry: self._show_image(e, c["new"]), "value")
-            self.image_box.children = [*self.image_box.children, title, image, slider]
-        image, slider, _ = entry
-        self.images[(run, tag)] = (image, slider, series)
-        follow = slider.value == slider.max
-        slider.max = end - 1
-        if follow:
-            slider.value = end - 1
-        self._show_image(self.images[(run, tag)], slider.value)
+        if not self.image_box.children:
+            self.image_box.children = [self.images]
+        self.images.extend(
+            run,
+            tag,
+            series.steps[start:end],
+            series.wall_times[start:end],
+            series.values[start:end],
+            restart=start == 0,
+        )
         return end - start
-
-    @staticmethod
-    def _show_image(entry: Any, index: int) -> None:
-        image, slider, series = entry
-        if 0 <= index < len(series.values):
-            value = series.values[index]
-            image.value = value.png
-            slider.description = f"step {series.steps[index]}"
 
 
 def png_bytes(array: Any) -> bytes:
