@@ -61,6 +61,10 @@ events = [{{"ph": "M", "name": "process_name", "pid": p, "args": {{"name": f"/cp
           for p in (0, 1)]
 t = 100
 for k, d in enumerate(durations):
+    if k:  # the previous op's output travels to this one's device: a flow arrow, 1 µs long
+        flow = {{"cat": "DataFlow", "id": k, "name": f"t{{k}}", "tid": 0}}
+        events += [{{**flow, "ph": "s", "pid": (k - 1) % 2, "ts": t - 1}},
+                   {{**flow, "ph": "f", "pid": k % 2, "ts": t}}]
     events.append({{"ph": "X", "pid": k % 2, "tid": 0, "ts": t, "dur": int(d),
                     "name": f"op{{k}}", "args": {{"name": f"op{{k}}", "op": "MatMul"}}}})
     t += int(d)
@@ -244,7 +248,8 @@ def check_histograms_cell(page, cell):
 
 
 def check_timeline_cell(page, cell):
-    """The Board's timeline view: a row per device, a bar per op with NumPy's durations."""
+    """The Board's timeline view: a row per device, a bar per op with NumPy's durations, an
+    arrow per transfer between devices."""
     durations = np.random.default_rng(TRACE_SEED).integers(5, 50, size=TRACE_OPS)
     timeline = cell.locator(".nbflow-notebook-timeline.nbflow-timeline")
     timeline.locator("svg.nbflow-eeg").wait_for()
@@ -259,6 +264,8 @@ def check_timeline_cell(page, cell):
         f"op{k} (MatMul): {d} µs at +{s} µs" for k, (d, s) in enumerate(zip(durations, starts))
     ]
     assert sorted(titles) == sorted(expected)
+    arrows = timeline.locator("line.nbflow-eeg-flow title").all_text_contents()
+    assert sorted(arrows) == sorted(f"t{k}: 1 µs" for k in range(1, TRACE_OPS))
     timeline.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "notebook-timeline.png"))
 
