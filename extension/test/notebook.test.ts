@@ -1,14 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
-import { detailRows, fromKernelHistograms, fromKernelSeries, toKernelPaths, toViewPaths } from '../src/model/notebook';
+import { detailRows, fromKernelHistograms, fromKernelSeries } from '../src/model/notebook';
 import { percentiles } from '../src/model/histogram';
 import { xValues } from '../src/model/series';
-
-test('group paths translate between the kernel ("a/b/") and the view ("a/b")', () => {
-  assert.deepEqual(toViewPaths(['layer1/', 'layer1/inner/']), ['layer1', 'layer1/inner']);
-  assert.deepEqual(toKernelPaths(['layer2', 'layer1']), ['layer1/', 'layer2/']);
-});
 
 test('detail rows show where an op was created and its last values', () => {
   const rows = detailRows({

@@ -283,7 +283,7 @@ def check_reveal_asked_by_the_kernel(page, cell):
     graph.locator(".nbflow-op[data-name='layer2/MatMul']").wait_for()
     # the page reported the groups it expanded; the kernel shows them as the title
     assert page.evaluate(RUN_IN_KERNEL, "graph.title = repr(graph.expanded)") == "ok"
-    graph.get_by_text("['layer2/']").wait_for()
+    graph.get_by_text("['layer2']").wait_for()
     assert graph.locator(".nbflow-op[data-name='layer1/MatMul']").count() == 0
 
 

@@ -43,10 +43,13 @@ def test_graph_widget_expands_a_group_on_a_front_end_message():
     mlp()
     widget = GraphWidget(tf.get_default_graph())
     assert widget.expanded == []
-    widget._handle_custom_msg({"type": "toggle", "id": "layer1/"}, [])
-    assert widget.get_state()["expanded"] == ["layer1/"]
-    widget._handle_custom_msg({"type": "toggle", "id": "layer1/inner/"}, [])
-    widget._handle_custom_msg({"type": "toggle", "id": "layer1/"}, [])
+    widget._handle_custom_msg({"type": "toggle", "id": "layer1"}, [])
+    assert widget.get_state()["expanded"] == ["layer1"]
+    widget._handle_custom_msg({"type": "toggle", "id": "layer10"}, [])
+    widget._handle_custom_msg({"type": "toggle", "id": "layer1/inner"}, [])
+    widget._handle_custom_msg({"type": "toggle", "id": "layer1"}, [])
+    assert widget.expanded == ["layer10"]
+    widget.toggle("layer10")
     assert widget.expanded == []  # collapsing a group collapses what is inside it
 
 
@@ -72,8 +75,8 @@ def test_search_finds_op_names_and_reveal_asks_the_page():
     widget._handle_custom_msg({"type": "reveal", "name": "layer2/MatMul"}, [])
     assert sent == [{"type": "reveal", "name": "layer2/MatMul"}]
     assert widget.selected == "layer2/MatMul" and widget.details["op"] == "MatMul"
-    widget.set_state({"expanded": ["layer2/"]})  # what the page reports once it revealed
-    assert widget.expanded == ["layer2/"]
+    widget.set_state({"expanded": ["layer2"]})  # what the page reports once it revealed
+    assert widget.expanded == ["layer2"]
 
 
 def test_graph_widget_sends_the_graph_again_after_it_changed():
@@ -176,6 +179,9 @@ def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
     (sent,) = chart.get_state()["series"]
     assert (sent["run"], sent["tag"], sent["steps"]) == (".", "loss", [0, 1, 2, 3, 4, 5])
     assert sent["wall_times"][0] > 1e9
+    source.add_scalar("loss", float("nan"), 6)  # a diverged loss: a gap, as the Board's route
+    board.poll()
+    assert chart.get_state()["series"][0]["values"][-1] is None
     chart.set_state({"smoothing": 0.9, "x_axis": "wall"})  # the chart's toolbar changed
     assert chart.smoothing == 0.9 and chart.x_axis == "wall"
     source.add_histogram("weights", np.random.default_rng(1).normal(size=100), step=1)

@@ -2,16 +2,12 @@
  * What the notebook widgets translate between the kernel's traits and the Board's views.
  * Pure functions, no DOM.
  *
- *   toViewPaths / toKernelPaths   group paths: the kernel's model writes "a/b/", the view "a/b"
  *   detailRows                    an op's creation site and last values as detail rows
  *   fromKernelSeries              the kernel's scalar series as the charts' ScalarSeries
  *   fromKernelHistograms          the kernel's histogram series as the views' HistogramSeries
  */
 import { HistogramValue } from './histogram';
 import { ScalarSeries } from './series';
-
-export const toViewPaths = (paths: string[]): string[] => paths.map(p => p.replace(/\/$/, ''));
-export const toKernelPaths = (paths: string[]): string[] => paths.map(p => p + '/').sort();
 
 /** An op's details as the kernel sends them (nbflow.notebook.display.op_details). */
 export interface KernelDetails {

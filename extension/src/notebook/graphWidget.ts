@@ -6,11 +6,9 @@
  * mode back, so the Python object always knows what is on screen. The kernel asks the view to
  * reveal an op with a message {type: 'reveal', name}: the view expands what hides it and
  * reports the expanded groups back.
- *
- * Group paths: the kernel's model names a group "a/b/", the view "a/b".
  */
 import { GraphDef } from '../model/graph';
-import { KernelDetails, detailRows, toKernelPaths, toViewPaths } from '../model/notebook';
+import { KernelDetails, detailRows } from '../model/notebook';
 import { ColorMode, GraphView } from '../views/graphView';
 import { html } from '../views/dom';
 import { RenderProps, installLayoutWorker, save } from './anywidget';
@@ -28,7 +26,7 @@ function render({ model, el }: RenderProps): () => void {
   const view = new GraphView(
     { maxDegree: rules.max_degree, opTypes: rules.op_types, namePatterns: rules.name_patterns },
     {
-      expanded: paths => save(model, 'expanded', toKernelPaths(paths)),
+      expanded: paths => save(model, 'expanded', [...paths].sort()),
       selected: name => {
         selectedHere = name;
         save(model, 'selected', name);
@@ -51,10 +49,10 @@ function render({ model, el }: RenderProps): () => void {
     heading.style.display = heading.textContent ? '' : 'none';
   };
   const showGraph = (): void => {
-    view.setExpanded(toViewPaths(model.get('expanded') ?? []));
+    view.setExpanded(model.get('expanded') ?? []);
     view.setGraphDef(model.get('graph_def') as GraphDef);
   };
-  const showExpanded = (): void => view.setExpanded(toViewPaths(model.get('expanded') ?? []));
+  const showExpanded = (): void => view.setExpanded(model.get('expanded') ?? []);
   const showHighlight = (): void => view.setHighlight(model.get('highlight') ?? []);
   const showColor = (): void => view.setColorMode(model.get('color_by') as ColorMode);
   const showSelected = (): void => {

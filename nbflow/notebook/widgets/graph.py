@@ -7,13 +7,13 @@ from Python), the layout runs in a web worker, and search, pan and zoom happen i
 exactly as in the panel. The view's model (extension/src/model/graph.ts) is the only one: the
 kernel holds data, not a second picture of the view.
 
-The view reports the groups it expanded (``expanded``, ids like ``"layer1/"``), the op clicked
-(``selected``, which fills ``details`` with where the op was created and its value from the
-last run) and the colour mode. Python asks the page: ``toggle`` and setting ``expanded`` expand
-or collapse groups, ``reveal`` sends ``{"type": "reveal", "name"}`` and the page expands what
-hides the op and reports ``expanded`` back. ``query`` searches the GraphDef's op names
-(``results``). A front end may also ask with messages ``{"type": "toggle", "id"}`` and
-``{"type": "reveal", "name"}``.
+The view reports the groups it expanded (``expanded``: scope paths as the view names them,
+``"layer1"``), the op clicked (``selected``, which fills ``details`` with where the op was
+created and its value from the last run) and the colour mode. Python asks the page: ``toggle``
+and setting ``expanded`` expand or collapse groups, ``reveal`` sends ``{"type": "reveal",
+"name"}`` and the page expands what hides the op and reports ``expanded`` back. ``query``
+searches the GraphDef's op names (``results``). A front end may also ask with messages
+``{"type": "toggle", "id"}`` and ``{"type": "reveal", "name"}``.
 """
 
 from __future__ import annotations
@@ -103,9 +103,12 @@ class GraphWidget(BoardWidget):
             self.graph_def = front_end_graph_def(self._graph)
 
     def toggle(self, group: str) -> None:
-        """Expand a collapsed group or collapse an expanded one."""
+        """Expand a collapsed group (a scope path, ``"layer1"``) or collapse an expanded one,
+        and the groups inside it."""
+        group = group.rstrip("/")
         if group in self.expanded:
-            self.expanded = [g for g in self.expanded if g != group and not g.startswith(group)]
+            inside = group + "/"
+            self.expanded = [g for g in self.expanded if g != group and not g.startswith(inside)]
         else:
             self.expanded = [*self.expanded, group]
 
