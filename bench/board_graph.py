@@ -15,8 +15,8 @@ and reads three figures the front end and the browser record:
 - *longest task*: the longest main-thread task (a ``longtask`` PerformanceObserver) from the
   data's arrival on (target 100 ms): the page answers input within it.
 
-The notebook widget's Python model (``nbflow.notebook.graph_model``) is timed on the same kind of
-graph in-process. Timings are here and not in the tests (``tests/board/test_graph_view.py`` checks
+The notebook widget draws with the same view and model (it has no Python model of its own).
+Timings are here and not in the tests (``tests/board/test_graph_view.py`` checks
 what the page shows): a shared CI machine's load makes any fixed budget flaky.
 """
 
@@ -33,10 +33,8 @@ from playwright.sync_api import sync_playwright
 
 import nbflow.summary as summary
 from bench.common import cpu_model
-from nbflow.notebook import graph_model
 from tests.board.conftest import start_jupyter, stop
 from tests.board.graph_logs import layered_graph
-from tests.notebook.graphs import big_graph_def
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's
 OBSERVE_LONG_TASKS = """() => { window.__long = [];
@@ -105,22 +103,6 @@ def browser_figures(repeats: int) -> dict[str, list[float]]:
     return figures
 
 
-def python_model_figures(repeats: int) -> dict[str, list[float]]:
-    """The notebook widget's model: build + collapsed layout, then one expanded block."""
-    graph_def = big_graph_def(100, 100)
-    figures: dict[str, list[float]] = {}
-    for _ in range(repeats):
-        start = time.perf_counter()
-        model = graph_model.build_model(graph_def)
-        graph_model.layout_view(model)
-        built = time.perf_counter()
-        graph_model.layout_view(model, expanded=["block7/"])
-        expanded = time.perf_counter()
-        figures.setdefault("widget model: build + layout", []).append(1e3 * (built - start))
-        figures.setdefault("widget model: expand a block", []).append(1e3 * (expanded - built))
-    return figures
-
-
 TARGETS = {"first paint": 1000, "expand": 300, "longest task": 100}
 
 
@@ -128,7 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    figures = {**browser_figures(args.repeats), **python_model_figures(args.repeats)}
+    figures = browser_figures(args.repeats)
     print(
         f"# {time.strftime('%Y-%m-%d')}, {cpu_model()}, "
         f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"

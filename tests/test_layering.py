@@ -119,8 +119,6 @@ FUNCTION_LEVEL_IMPORTS: dict[tuple[str, str], str] = {
     ("nbflow.devices.gpu", "cupy"): "optional: CuPy only where a GPU is asked for",
     ("nbflow.devices.gpu_kernels", "cupy"): "optional: CuPy only where a GPU is asked for",
     ("nbflow.distributed.cluster", "dask_gateway"): "optional: only for a dask-gateway cluster",
-    ("nbflow.notebook.widgets.plots", "bokeh"): "heavy: Bokeh loads when a plot is drawn",
-    ("nbflow.notebook.widgets.plots", "jupyter_bokeh"): "heavy: Bokeh loads when a plot is drawn",
     ("nbflow.train.basic_session_run_hooks", "tqdm"): (
         "tqdm.auto picks the notebook bar inside IPython and with it ipywidgets; only for "
         "ProgressBarHook"

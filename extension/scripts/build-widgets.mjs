@@ -26,7 +26,10 @@ mkdirSync(outdir, { recursive: true });
 await build({
   entryPoints: {
     graph: join(root, 'src', 'notebook', 'graphWidget.ts'),
-    scalars: join(root, 'src', 'notebook', 'scalarsWidget.ts')
+    scalars: join(root, 'src', 'notebook', 'scalarsWidget.ts'),
+    histograms: join(root, 'src', 'notebook', 'histogramsWidget.ts'),
+    timeline: join(root, 'src', 'notebook', 'timelineWidget.ts'),
+    images: join(root, 'src', 'notebook', 'imagesWidget.ts')
   },
   outdir,
   bundle: true,

@@ -1,13 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
-import { detailRows, fromKernelSeries, toKernelPaths, toViewPaths } from '../src/model/notebook';
+import { detailRows, fromKernelHistograms, fromKernelSeries } from '../src/model/notebook';
+import { percentiles } from '../src/model/histogram';
 import { xValues } from '../src/model/series';
-
-test('group paths translate between the kernel ("a/b/") and the view ("a/b")', () => {
-  assert.deepEqual(toViewPaths(['layer1/', 'layer1/inner/']), ['layer1', 'layer1/inner']);
-  assert.deepEqual(toKernelPaths(['layer2', 'layer1']), ['layer1/', 'layer2/']);
-});
 
 test('detail rows show where an op was created and its last values', () => {
   const rows = detailRows({
@@ -29,4 +25,13 @@ test('kernel series become chart series with wall-time axes', () => {
   assert.equal(s.nextOffset, 2);
   assert.deepEqual(xValues(s, 'relative'), [0, 2]);
   assert.deepEqual(xValues(s, 'wall'), [10, 12]);
+});
+
+test('the kernel sends histograms in the Board route\'s JSON, ready for the views', () => {
+  // values 0.5, 1.5, 1.5, 2.5 in buckets [0,1) [1,2) [2,3): the median lies in the second
+  const h = { min: 0.5, max: 2.5, num: 4, sum: 6, sum_squares: 11, bucket_limit: [1, 2, 3], bucket: [1, 2, 1] };
+  const [s] = fromKernelHistograms([{ run: 'mlp', tag: 'w', steps: [7], wall_times: [10], values: [h] }]);
+  assert.deepEqual([s.run, s.tag, s.steps, s.nextOffset], ['mlp', 'w', [7], 1]);
+  const [min, median, max] = percentiles(s.values[0], [0, 5000, 10000]);
+  assert.deepEqual([min, median, max], [0.5, 1.5, 2.5]);
 });

@@ -169,6 +169,28 @@ test('trace_rows_per_device_and_thread_with_op_times', () => {
   assert.deepEqual([...opTimes(trace)], [['layer1/matmul', 8], ['layer1/relu', 2]]);
 });
 
+test('trace flow events become arrows between rows, a step chain giving one per hop', () => {
+  const trace = {
+    traceEvents: [
+      { ph: 'X', name: 'send', pid: 0, tid: 0, ts: 10, dur: 5 },
+      { ph: 'X', name: 'recv', pid: 1, tid: 3, ts: 12, dur: 8 },
+      { ph: 'X', name: 'use', pid: 2, tid: 0, ts: 30, dur: 1 },
+      { ph: 'f', name: 't0', cat: 'DataFlow', id: 7, pid: 1, tid: 3, ts: 19 },
+      { ph: 's', name: 't0', cat: 'DataFlow', id: 7, pid: 0, tid: 0, ts: 10 },
+      { ph: 's', name: 't1', cat: 'DataFlow', id: 8, pid: 0, tid: 0, ts: 11 },
+      { ph: 't', name: 't1', cat: 'DataFlow', id: 8, pid: 1, tid: 3, ts: 13 },
+      { ph: 'f', name: 't1', cat: 'DataFlow', id: 8, pid: 2, tid: 0, ts: 30 },
+      { ph: 'f', name: 'lost', cat: 'DataFlow', id: 9, pid: 2, tid: 0, ts: 30 }
+    ]
+  };
+  const flows = buildTimeline(trace).flows.map(f => [f.name, f.fromRow, f.fromTs, f.toRow, f.toTs]);
+  assert.deepEqual(flows, [
+    ['t1', '0/0', 11, '1/3', 13],
+    ['t0', '0/0', 10, '1/3', 19],
+    ['t1', '1/3', 13, '2/0', 30]
+  ]);
+});
+
 test('legends name runs after their folder, the log directory itself after its last component', () => {
   assert.equal(runLabel('train', 'logs'), 'train');
   assert.equal(runLabel('.', 'logs/mlp'), 'mlp');

@@ -34,7 +34,6 @@ the graph route then answers 404, as for a run without a graph.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,7 @@ from jupyter_server.utils import url_path_join
 from nbflow.summary.graph_files import is_graph_file
 from nbflow.board.logdir import LogCache, LogDirectory
 from nbflow.board.paths import PathRefused, resolve_inside
-from nbflow.board.series import downsample_min_max
+from nbflow.board.series import downsample_min_max, histogram_json, number_json
 from nbflow.summary.reader import RunData
 
 MAX_POINTS_LIMIT = 100_000
@@ -57,11 +56,6 @@ _IMAGE_TYPES = [
     (b"GIF8", "image/gif"),
     (b"RIFF", "image/webp"),
 ]
-
-
-def _number(x: Any) -> Any:
-    """JSON has no NaN or infinity; a diverged loss becomes a gap (null) in the chart."""
-    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
 class BoardHandler(APIHandler):
@@ -184,26 +178,9 @@ class ScalarsHandler(BoardHandler):
                 "downsampled": len(keep) < len(page),
                 "steps": [int(page[i][0]) for i in keep],
                 "wall_times": [float(page[i][1]) for i in keep],
-                "values": [_number(float(page[i][2])) for i in keep],
+                "values": [number_json(float(page[i][2])) for i in keep],
             }
         )
-
-
-def _histogram_json(h: Any) -> dict[str, Any]:
-    return {
-        "min": _number(h.min),
-        "max": _number(h.max),
-        "num": _number(h.num),
-        "sum": _number(h.sum),
-        "sum_squares": _number(h.sum_squares),
-        "bucket_limit": [_clamp(x) for x in np.asarray(h.bucket_limits, dtype=float).tolist()],
-        "bucket": [_number(x) for x in np.asarray(h.buckets, dtype=float).tolist()],
-    }
-
-
-def _clamp(x: float) -> float:
-    """TensorBoard's last bucket limit is DBL_MAX (or inf); JSON needs it finite."""
-    return max(min(x, 1.7976931348623157e308), -1.7976931348623157e308)
 
 
 class HistogramsHandler(BoardHandler):
@@ -218,7 +195,7 @@ class HistogramsHandler(BoardHandler):
                 **_page(self.get_argument("run", "."), tag, offset, len(values)),
                 "steps": [int(h.step) for h in page],
                 "wall_times": [float(h.wall_time) for h in page],
-                "values": [_histogram_json(h) for h in page],
+                "values": [histogram_json(h) for h in page],
             }
         )
 

@@ -1,4 +1,8 @@
-"""Downsampling a series for display while keeping its extremes.
+"""Series as the Board serves them: downsampling that keeps extremes, and the JSON of values.
+
+The Board's routes and the notebook's widgets send summaries in the same JSON (one schema end to
+end, read by extension/src/model/): a histogram is ``histogram_json``'s dict, whether it came
+from an event file or from ``nbflow.notebook.MemorySource``.
 
 A chart a few hundred pixels wide cannot show a million points, but dropping points at random
 hides spikes (a loss that diverged for one step). ``downsample_min_max`` cuts the series into
@@ -8,7 +12,12 @@ extreme survives and the line keeps its shape (the M4 scheme).
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
+
+DBL_MAX = 1.7976931348623157e308
 
 
 def downsample_min_max(values: np.ndarray, max_points: int) -> np.ndarray:
@@ -33,3 +42,25 @@ def downsample_min_max(values: np.ndarray, max_points: int) -> np.ndarray:
     if len(indices) > max_points:  # tiny max_points: keep the global extremes and the ends
         indices = np.unique([0, int(np.argmin(safe)), int(np.argmax(safe)), n - 1])[:max_points]
     return indices
+
+
+def number_json(x: Any) -> Any:
+    """JSON has no NaN or infinity; a diverged loss becomes a gap (null) in the chart."""
+    return x if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+
+def histogram_json(h: Any) -> dict[str, Any]:
+    """A histogram (``nbflow.summary.reader.HistogramValue``) as the Board's front end reads
+    it: extension/src/model/histogram.ts's ``HistogramValue``."""
+    return {
+        "min": number_json(float(h.min)),
+        "max": number_json(float(h.max)),
+        "num": number_json(float(h.num)),
+        "sum": number_json(float(h.sum)),
+        "sum_squares": number_json(float(h.sum_squares)),
+        # TensorBoard's last bucket limit is DBL_MAX (or inf); JSON needs it finite
+        "bucket_limit": np.clip(
+            np.asarray(h.bucket_limits, dtype=float), -DBL_MAX, DBL_MAX
+        ).tolist(),
+        "bucket": [number_json(x) for x in np.asarray(h.buckets, dtype=float).tolist()],
+    }

@@ -2,7 +2,7 @@
 
     %load_ext nbflow          # or just `import nbflow` inside IPython
 
-This is the top layer: it imports IPython, ipywidgets, anywidget and Bokeh; only the package
+This is the top layer: it imports IPython, ipywidgets and anywidget; only the package
 ``nbflow`` imports it (this light module), and ``display`` registers the rich display of graphs,
 ops and tensors with the framework (``register_mimebundle_renderer``). Two plug-in points stay
 lazy: ``load_ipython_extension`` imports the magics (and IPython's machinery), and the magics
@@ -53,6 +53,9 @@ _LAZY = {
     "GraphWidget": "nbflow.notebook.widgets.graph",
     "SummaryDashboard": "nbflow.notebook.widgets.dashboard",
     "TimelineWidget": "nbflow.notebook.widgets.timeline",
+    "HistogramsWidget": "nbflow.notebook.widgets.histograms",
+    "ImagesWidget": "nbflow.notebook.widgets.images",
+    "ScalarsWidget": "nbflow.notebook.widgets.scalars",
     "ClusterWidget": "nbflow.notebook.widgets.cluster",
     "RunControls": "nbflow.notebook.widgets.controls",
     "MemorySource": "nbflow.notebook.logs",

@@ -18,7 +18,6 @@ from IPython import get_ipython
 from nbflow.framework import ops as ops_lib
 from nbflow.framework.ops import Graph, Operation, Tensor
 from nbflow.notebook.cells import cell_key_of
-from nbflow.notebook.graph_model import build_model
 
 MAX_ATTR_CHARS = 120
 
@@ -195,22 +194,23 @@ def session_html(sess: Any) -> str:
 
 
 def graph_html(graph: Graph, limit: int = 12) -> str:
-    """A static summary of a graph: op count, top-level scopes and op types."""
-    model = build_model(graph)
-    root = model.groups[""]
-    scopes = ", ".join(
-        f"{html.escape(model.groups[g].label)} ({model.groups[g].op_count})"
-        for g in root.groups[:limit]
-    )
-    counts: dict[str, int] = {}
-    for t in model.types:
-        counts[t] = counts.get(t, 0) + 1
-    top = sorted(counts.items(), key=lambda kv: -kv[1])[:limit]
+    """A static summary of a graph: op count, top-level scopes and op types (counted by name)."""
+    ops = graph.get_operations()
+    scopes: dict[str, int] = {}
+    types: dict[str, int] = {}
+    for op in ops:
+        if "/" in op.name:
+            scope = op.name.split("/", 1)[0]
+            scopes[scope] = scopes.get(scope, 0) + 1
+        types[op.type] = types.get(op.type, 0) + 1
+    shown = ", ".join(f"{html.escape(k)} ({v})" for k, v in list(scopes.items())[:limit])
+    top = sorted(types.items(), key=lambda kv: -kv[1])[:limit]
+    devices = sorted({op.device or "" for op in ops})
     rows = [
-        ("ops", str(model.num_ops)),
-        ("scopes", scopes or "none"),
+        ("ops", str(len(ops))),
+        ("scopes", shown or "none"),
         ("op types", ", ".join(f"{html.escape(k)}×{v}" for k, v in top) or "none"),
-        ("devices", ", ".join(html.escape(d or "(unplaced)") for d in model.groups[""].devices)),
+        ("devices", ", ".join(html.escape(d or "(unplaced)") for d in devices)),
     ]
     return _table(rows, "nbflow Graph")
 

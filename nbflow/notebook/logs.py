@@ -2,8 +2,9 @@
 
 A source's ``read()`` returns ``{run: RunData}`` where ``RunData`` has ``scalars``,
 ``histograms`` and ``images``, each ``{tag: series}`` and a series has append-only lists
-``steps``, ``wall_times`` and ``values`` (scalars: floats; histograms: objects with ``min``,
-``max``, ``bucket_limit``, ``bucket``; images: objects with ``encoded`` PNG bytes). Readers only
+``steps``, ``wall_times`` and ``values`` (scalars: floats; histograms: the reader's
+``HistogramValue``, with TensorFlow's buckets whichever source made them; images: objects with
+``png`` bytes). Readers only
 ever append, so the dashboard keeps, per series, how many points it has already drawn.
 
 ``LogDirSource`` tails the TensorBoard event files under a log directory with nbflow's
@@ -12,6 +13,7 @@ summary reader (``nbflow.summary.reader``): each ``read()`` decodes only appende
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image as PILImage
 
-from nbflow.summary.reader import LogReader
+from nbflow.ops.histogram import histogram_proto
+from nbflow.summary.reader import HistogramValue, LogReader
 
 
 @dataclass
@@ -36,16 +40,8 @@ class Series:
 
 
 @dataclass
-class Histogram:
-    min: float
-    max: float
-    bucket_limit: list[float]
-    bucket: list[float]
-
-
-@dataclass
 class Image:
-    encoded: bytes
+    png: bytes
     width: int = 0
     height: int = 0
 
@@ -72,15 +68,19 @@ class MemorySource:
         with self._lock:
             self._series("scalars", run, tag).append(step, time.time(), float(value))
 
-    def add_histogram(self, tag: str, values: Any, step: int, run: str = ".", bins: int = 30):
-        counts, edges = np.histogram(np.asarray(values, dtype=float).ravel(), bins=bins)
-        hist = Histogram(float(edges[0]), float(edges[-1]), edges[1:].tolist(), counts.tolist())
+    def add_histogram(self, tag: str, values: Any, step: int, run: str = ".") -> None:
+        """A histogram of ``values`` with TensorFlow's buckets, as ``tf.summary.histogram``."""
+        wall_time = time.time()
+        hist = HistogramValue.of_proto(step, wall_time, histogram_proto(np.asarray(values)))
         with self._lock:
-            self._series("histograms", run, tag).append(step, time.time(), hist)
+            self._series("histograms", run, tag).append(step, wall_time, hist)
 
     def add_image(self, tag: str, png: bytes, step: int, run: str = ".") -> None:
+        """An encoded image (PNG, JPEG, ...); its size is read from its header."""
+        with PILImage.open(io.BytesIO(png)) as decoded:
+            width, height = decoded.size
         with self._lock:
-            self._series("images", run, tag).append(step, time.time(), Image(png))
+            self._series("images", run, tag).append(step, time.time(), Image(png, width, height))
 
     def read(self) -> dict[str, RunData]:
         with self._lock:

@@ -137,7 +137,7 @@ class DataflowMagics(Magics):
         graphs = notebook_graphs()
         if args.name not in graphs.names():
             raise UsageError(f"no notebook graph {args.name!r}; graphs: {graphs.names()}")
-        expanded = [s if s.endswith("/") else s + "/" for s in args.expand]
+        expanded = [s.rstrip("/") for s in args.expand]
         return GraphWidget(
             graphs.graph(args.name),
             title=f"graph {args.name!r}",

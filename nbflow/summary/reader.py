@@ -51,6 +51,21 @@ class HistogramValue:
     bucket_limits: np.ndarray
     buckets: np.ndarray
 
+    @classmethod
+    def of_proto(cls, step: int, wall_time: float, h: Any) -> HistogramValue:
+        """The value of a ``HistogramProto`` logged at ``step``."""
+        return cls(
+            step,
+            wall_time,
+            h.min,
+            h.max,
+            h.num,
+            h.sum,
+            h.sum_squares,
+            np.array(h.bucket_limit),
+            np.array(h.bucket),
+        )
+
 
 @dataclass(frozen=True)
 class ImageValue:
@@ -209,19 +224,8 @@ class RunData:
         if kind == "simple_value":
             self.scalars_raw.setdefault(tag, []).append((step, wall_time, value.simple_value))
         elif kind == "histo":
-            h = value.histo
             self.histograms.setdefault(tag, []).append(
-                HistogramValue(
-                    step,
-                    wall_time,
-                    h.min,
-                    h.max,
-                    h.num,
-                    h.sum,
-                    h.sum_squares,
-                    np.array(h.bucket_limit),
-                    np.array(h.bucket),
-                )
+                HistogramValue.of_proto(step, wall_time, value.histo)
             )
         elif kind == "image":
             im = value.image

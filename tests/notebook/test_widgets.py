@@ -1,15 +1,15 @@
+import io
 import json
 import threading
 import time
 
 import numpy as np
 import pytest
+from PIL import Image as PILImage
 
 import nbflow as tf
-from nbflow.notebook import summary_model
 from nbflow.notebook.display import mimebundle
-from nbflow.notebook.logs import MemorySource
-from nbflow.notebook.timeline_model import trace_model
+from nbflow.notebook.logs import LogDirSource, MemorySource
 from nbflow.notebook.training import PROVENANCE_FILE, TrainingRun, start_training
 from nbflow.notebook.widgets.controls import RunControls
 from nbflow.notebook.widgets.dashboard import SummaryDashboard, png_bytes
@@ -42,13 +42,15 @@ def mlp(layers=2):
 def test_graph_widget_expands_a_group_on_a_front_end_message():
     mlp()
     widget = GraphWidget(tf.get_default_graph())
-    ids = {n["id"] for n in widget.view["nodes"]}
-    assert "layer1/" in ids and "layer1/MatMul" not in ids
-    widget._handle_custom_msg({"type": "toggle", "id": "layer1/"}, [])
-    assert widget.get_state()["expanded"] == ["layer1/"]
-    assert "layer1/MatMul" in {n["id"] for n in widget.view["nodes"]}
-    widget._handle_custom_msg({"type": "toggle", "id": "layer1/"}, [])
     assert widget.expanded == []
+    widget._handle_custom_msg({"type": "toggle", "id": "layer1"}, [])
+    assert widget.get_state()["expanded"] == ["layer1"]
+    widget._handle_custom_msg({"type": "toggle", "id": "layer10"}, [])
+    widget._handle_custom_msg({"type": "toggle", "id": "layer1/inner"}, [])
+    widget._handle_custom_msg({"type": "toggle", "id": "layer1"}, [])
+    assert widget.expanded == ["layer10"]
+    widget.toggle("layer10")
+    assert widget.expanded == []  # collapsing a group collapses what is inside it
 
 
 def test_clicking_an_op_fills_details_with_creation_site_and_last_value():
@@ -63,29 +65,27 @@ def test_clicking_an_op_fills_details_with_creation_site_and_last_value():
     assert details["values"]["loss:0"] == "5"
 
 
-def test_search_and_reveal_from_the_front_end():
+def test_search_finds_op_names_and_reveal_asks_the_page():
     mlp()
     widget = GraphWidget(tf.get_default_graph())
     widget.set_state({"query": "matmul"})
-    assert widget.results[:2] == ["layer1/MatMul", "layer2/MatMul"]
+    assert widget.results == ["layer1/MatMul", "layer2/MatMul"]
+    sent = []
+    widget.send = sent.append  # what goes to the page (no page in this test)
     widget._handle_custom_msg({"type": "reveal", "name": "layer2/MatMul"}, [])
-    assert widget.selected == "layer2/MatMul" and "layer2/" in widget.expanded
+    assert sent == [{"type": "reveal", "name": "layer2/MatMul"}]
+    assert widget.selected == "layer2/MatMul" and widget.details["op"] == "MatMul"
+    widget.set_state({"expanded": ["layer2"]})  # what the page reports once it revealed
+    assert widget.expanded == ["layer2"]
 
 
-def test_graph_widget_refreshes_after_the_graph_changed():
+def test_graph_widget_sends_the_graph_again_after_it_changed():
     mlp()
-    widget = GraphWidget(tf.get_default_graph())
+    widget = GraphWidget(tf.get_default_graph(), highlight=["layer2/MatMul"])
     tf.constant(1.0, name="late")
     widget.refresh()
-    assert "late" in {n["id"] for n in widget.view["nodes"]}
-
-
-def test_graph_widget_marks_identical_layers_and_highlights_cell_ops():
-    mlp(3)
-    widget = GraphWidget(tf.get_default_graph(), highlight=["layer2/MatMul"])
-    nodes = {n["id"]: n for n in widget.view["nodes"]}
-    assert nodes["layer1/"]["identical"] == nodes["layer3/"]["identical"] is not None
-    assert nodes["layer2/"]["hl"] and not nodes["layer1/"]["hl"]
+    assert "late" in {n["name"] for n in widget.get_state()["graph_def"]["node"]}
+    assert widget.get_state()["highlight"] == ["layer2/MatMul"]
 
 
 def test_graph_widget_sends_the_page_a_graph_def_with_shapes_and_the_bookkeeping_rules():
@@ -98,13 +98,20 @@ def test_graph_widget_sends_the_page_a_graph_def_with_shapes_and_the_bookkeeping
     assert nodes["loss"]["attr"]["_output_shapes"] == {"list": [{"shape": []}]}
     assert nodes["big"]["attr"]["value"] == {"tensor": {"dtype": "float32", "shape": [100, 100]}}
     assert state["rules"]["max_degree"] == 39 and "SaveV2" in state["rules"]["op_types"]
-    widget.set_state({"expanded": ["layer2/"]})  # the page expanded a group
-    assert "layer2/MatMul" in {n["id"] for n in widget.view["nodes"]}
+    assert "view" not in state  # the page's model lays the graph out; the kernel sends data
 
 
 def test_widget_front_ends_are_the_boards_views_bundled_with_the_package():
     graph, scalars, css = (DIST / n for n in ("graph.js", "scalars.js", "board.css"))
-    for bundle, marker in ((graph, "nbflow-graph-canvas"), (scalars, "nbflow-smoothing")):
+    histograms, timeline = DIST / "histograms.js", DIST / "timeline.js"
+    for bundle, marker in (
+        (graph, "nbflow-graph-canvas"),
+        (scalars, "nbflow-smoothing"),
+        (histograms, "nbflow-hist-row"),
+        (histograms, "nbflow-band"),
+        (timeline, "nbflow-eeg-op"),
+        (DIST / "images.js", "nbflow-step-slider"),
+    ):
         source = bundle.read_text()
         assert "export" in source and marker in source
         for cdn in ("unpkg.com", "cdn.jsdelivr", "cdnjs.", "googleapis.com"):
@@ -129,20 +136,33 @@ def test_tensor_operation_graph_and_session_have_rich_html():
 
 
 # --- summaries ---------------------------------------------------------------------------------
-def test_smoothing_is_tensorboards_debiased_moving_average():
-    assert summary_model.smooth([1.0, 1.0, 1.0], 0.9) == pytest.approx([1.0, 1.0, 1.0])
-    assert summary_model.smooth([0.0, 10.0], 0.0) == [0.0, 10.0]
-    assert summary_model.smooth([0.0, 10.0], 0.5)[1] == pytest.approx(10.0 * 0.5 / 0.75)
-
-
-def test_time_axes_and_histogram_percentiles():
-    assert summary_model.x_values([1, 2], [100.0, 3700.0], "relative") == [0.0, 1.0]
-    assert summary_model.x_values([1, 2], [1.0, 2.0], "wall") == [1000.0, 2000.0]
+def test_histograms_reach_the_page_in_the_json_the_board_serves_from_either_source(tmp_path):
+    values = np.random.default_rng(0).normal(size=1000)
     source = MemorySource()
-    source.add_histogram("w", np.linspace(0, 1, 1001), step=0)
-    (hist,) = source.read()["."].histograms["w"].values
-    p = summary_model.histogram_percentiles(hist)
-    assert p[0] == 0.0 and p[-1] == 1.0 and p[4] == pytest.approx(0.5, abs=0.05)
+    source.add_histogram("w", values, step=3)
+    placeholder = tf.placeholder(tf.float64, [None], name="v")
+    summary = tf.summary.histogram("w", placeholder)
+    writer = tf.summary.FileWriter(str(tmp_path / "run"))
+    with tf.Session() as sess:
+        writer.add_summary(sess.run(summary, {placeholder: values}), 3)
+    writer.close()
+    sent = []
+    for s in (source, LogDirSource(tmp_path)):
+        board = SummaryDashboard(s, start=False)
+        (series,) = board.histograms.get_state()["series"]
+        assert (series["tag"], series["steps"]) == ("w", [3])
+        sent.append(series["values"][0])
+    memory, logged = sent
+    assert memory == logged  # one schema, whichever source made the histogram
+    assert set(memory) == {"min", "max", "num", "sum", "sum_squares", "bucket_limit", "bucket"}
+    assert memory["min"] == values.min() and memory["max"] == values.max()
+    assert memory["num"] == 1000 and memory["sum"] == pytest.approx(values.sum())
+    assert memory["sum_squares"] == pytest.approx((values**2).sum())
+    limits = np.array(memory["bucket_limit"])
+    lower = np.concatenate([[-np.inf], limits[:-1]])
+    expected = [((values >= lo) & (values < hi)).sum() for lo, hi in zip(lower, limits)]
+    assert memory["bucket"] == expected  # TensorBoard's buckets: [previous limit, limit)
+    json.dumps(memory, allow_nan=False)
 
 
 def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
@@ -150,7 +170,7 @@ def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
     for step in range(5):
         source.add_scalar("loss", 10.0 - step, step)
     source.add_histogram("weights", np.random.default_rng(0).normal(size=100), step=0)
-    source.add_image("sample", png_bytes(np.zeros((4, 4), np.uint8)), step=0)
+    source.add_image("sample", png_bytes(np.zeros((4, 6), np.uint8)), step=0)
     board = SummaryDashboard(source, start=False, smoothing=0.0)
     chart = board.scalars
     assert chart.points_of(".", "loss")["values"] == [10.0, 9.0, 8.0, 7.0, 6.0]
@@ -159,11 +179,36 @@ def test_dashboard_streams_new_points_and_recomputes_smoothing_and_axes():
     (sent,) = chart.get_state()["series"]
     assert (sent["run"], sent["tag"], sent["steps"]) == (".", "loss", [0, 1, 2, 3, 4, 5])
     assert sent["wall_times"][0] > 1e9
+    source.add_scalar("loss", float("nan"), 6)  # a diverged loss: a gap, as the Board's route
+    board.poll()
+    assert chart.get_state()["series"][0]["values"][-1] is None
     chart.set_state({"smoothing": 0.9, "x_axis": "wall"})  # the chart's toolbar changed
     assert chart.smoothing == 0.9 and chart.x_axis == "wall"
-    assert len(board.histograms[(".", "weights")][1].data["p50"]) == 1
-    image, slider, _ = board.images[(".", "sample")]
-    assert bytes(image.value).startswith(b"\x89PNG")
+    source.add_histogram("weights", np.random.default_rng(1).normal(size=100), step=1)
+    assert board.poll() == 1
+    (hist,) = board.histograms.get_state()["series"]
+    assert hist["steps"] == [0, 1] and [h["num"] for h in hist["values"]] == [100, 100]
+    assert board.histogram_box.children == (board.histograms,)
+    (images,) = board.images.get_state()["series"]
+    assert images["values"] == [{"index": 0, "width": 6, "height": 4}]
+    assert board.images.image(".", "sample", 0).startswith(b"\x89PNG")
+
+
+def test_images_widget_answers_the_pages_request_with_the_encoded_bytes():
+    pixels = np.random.default_rng(0).integers(0, 256, size=(3, 5, 3), dtype=np.uint8)
+    source = MemorySource()
+    source.add_image("digits", png_bytes(pixels), step=2)
+    board = SummaryDashboard(source, start=False)
+    replies = []
+    board.images.send = lambda content, buffers=None: replies.append((content, buffers))
+    request = {"type": "image", "request": 1, "run": ".", "tag": "digits", "index": 0}
+    board.images._handle_custom_msg(request, [])
+    ((content, (data,)),) = replies
+    assert content == {"type": "image", "request": 1}
+    decoded = np.asarray(PILImage.open(io.BytesIO(data)))
+    np.testing.assert_array_equal(decoded, pixels)
+    board.images._handle_custom_msg({**request, "index": 5}, [])
+    assert "error" in replies[-1][0] and replies[-1][1] is None
 
 
 def test_dashboard_polls_while_training_runs_in_a_background_thread_and_stop_stops_it():
@@ -329,16 +374,7 @@ TRACE = {
 }
 
 
-def test_timeline_model_has_a_row_per_device_thread_and_send_recv_arrows():
-    model = trace_model(TRACE)
-    assert model.rows == ("/cpu:0 / 0", "/cpu:1 / 3")
-    assert [b.op for b in model.bars] == ["MatMul", "_Send", "_Recv"]
-    assert model.bars[0].start == 0.0 and model.duration == 60.0
-    assert {(a.start_row, a.end_row) for a in model.arrows} == {("/cpu:0 / 0", "/cpu:1 / 3")}
-    assert len(model.arrows) == 2  # the flow event and the Send/Recv pair
-
-
-def test_timeline_from_step_stats_and_its_widget():
+def test_timeline_widget_sends_the_chrome_trace_of_what_it_is_given(tmp_path):
     stats = {
         "dev_stats": [
             {
@@ -356,9 +392,14 @@ def test_timeline_from_step_stats_and_its_widget():
         ]
     }
     widget = TimelineWidget(stats)
-    assert widget.bars.data["name"] == ["a"] and widget.model.rows == ("/cpu:0 / 1",)
-    widget = TimelineWidget(json.dumps(TRACE))
-    assert len(widget.arrows.data["x_start"]) == 2
+    (event,) = widget.events
+    assert (event["name"], event["ts"], event["dur"], event["tid"]) == ("a", 10, 5, 1)
+    assert widget.get_state()["trace"]["traceEvents"][0]["args"] == {"name": "/cpu:0"}
+    assert TimelineWidget(json.dumps(TRACE)).get_state()["trace"] == TRACE
+    path = tmp_path / "step_trace.json"
+    path.write_text(json.dumps(TRACE))
+    assert TimelineWidget(str(path)).trace == TRACE
+    assert TimelineWidget(TRACE["traceEvents"]).trace == TRACE
 
 
 # --- cluster -------------------------------------------------------------------------------------

@@ -2,14 +2,12 @@
  * What the notebook widgets translate between the kernel's traits and the Board's views.
  * Pure functions, no DOM.
  *
- *   toViewPaths / toKernelPaths   group paths: the kernel's model writes "a/b/", the view "a/b"
  *   detailRows                    an op's creation site and last values as detail rows
  *   fromKernelSeries              the kernel's scalar series as the charts' ScalarSeries
+ *   fromKernelHistograms          the kernel's histogram series as the views' HistogramSeries
  */
+import { HistogramValue } from './histogram';
 import { ScalarSeries } from './series';
-
-export const toViewPaths = (paths: string[]): string[] => paths.map(p => p.replace(/\/$/, ''));
-export const toKernelPaths = (paths: string[]): string[] => paths.map(p => p + '/').sort();
 
 /** An op's details as the kernel sends them (nbflow.notebook.display.op_details). */
 export interface KernelDetails {
@@ -53,4 +51,27 @@ export function fromKernelSeries(series: KernelSeries[]): ScalarSeries[] {
     values: s.values,
     nextOffset: s.steps.length
   }));
+}
+
+/**
+ * One histogram series as the kernel sends it (nbflow.notebook.widgets.histograms): values in
+ * the JSON of the Board's histograms route (nbflow.board.series.histogram_json).
+ */
+export interface KernelHistograms {
+  run: string;
+  tag: string;
+  steps: number[];
+  wall_times: number[];
+  values: HistogramValue[];
+}
+
+/** The kernel's histogram series as the Histograms and Distributions views' series. */
+export function fromKernelHistograms(series: KernelHistograms[]): {
+  run: string;
+  tag: string;
+  steps: number[];
+  values: HistogramValue[];
+  nextOffset: number;
+}[] {
+  return series.map(s => ({ run: s.run, tag: s.tag, steps: s.steps, values: s.values, nextOffset: s.steps.length }));
 }

@@ -1,7 +1,9 @@
 /**
  * Chrome trace JSON -> the EEG view of a step (whitepaper §9.2): one row per (process,
- * thread), i.e. per device and executor thread, with the ops as intervals in µs; plus the
- * compute time and the output bytes per op name used to colour the graph.
+ * thread), i.e. per device and executor thread, with the ops as intervals in µs, and flow
+ * events ("s" then "f" or "t" with the same id: nbflow's and TensorFlow's tensor transfers) as
+ * arrows between rows; plus the compute time and the output bytes per op name used to colour
+ * the graph.
  */
 
 export interface TraceEvent {
@@ -12,6 +14,7 @@ export interface TraceEvent {
   pid?: number | string;
   tid?: number | string;
   cat?: string;
+  id?: number | string;
   args?: Record<string, unknown>;
 }
 
@@ -32,8 +35,18 @@ export interface TimelineRow {
   intervals: Interval[];
 }
 
+/** A flow arrow: from a row at a time to a row at a time (µs), e.g. a Send to its Recv. */
+export interface Flow {
+  name: string;
+  fromRow: string;
+  fromTs: number;
+  toRow: string;
+  toTs: number;
+}
+
 export interface Timeline {
   rows: TimelineRow[];
+  flows: Flow[];
   start: number;
   end: number;
 }
@@ -86,7 +99,34 @@ export function buildTimeline(trace: TraceJson | TraceEvent[]): Timeline {
   for (const r of sorted) {
     r.intervals.sort((a, b) => a.start - b.start);
   }
-  return { rows: sorted, start: start === Infinity ? 0 : start, end: end === -Infinity ? 0 : end };
+  return {
+    rows: sorted,
+    flows: flowsOf(events).filter(f => rows.has(f.fromRow) && rows.has(f.toRow)),
+    start: start === Infinity ? 0 : start,
+    end: end === -Infinity ? 0 : end
+  };
+}
+
+/** Flow arrows: each flow start ("s") joined to the next step or end ("t", "f") of its id. */
+export function flowsOf(events: TraceEvent[]): Flow[] {
+  const open = new Map<string, TraceEvent>();
+  const flows: Flow[] = [];
+  const timed = events.filter(e => (e.ph === 's' || e.ph === 't' || e.ph === 'f') && typeof e.ts === 'number');
+  for (const e of [...timed].sort((a, b) => a.ts! - b.ts!)) {
+    const id = `${e.cat ?? ''}/${String(e.id)}`;
+    const from = open.get(id);
+    if (e.ph === 's') {
+      open.set(id, e);
+    } else if (from) {
+      flows.push({ name: e.name ?? from.name ?? '', fromRow: `${from.pid}/${from.tid}`, fromTs: from.ts!, toRow: `${e.pid}/${e.tid}`, toTs: e.ts! });
+      if (e.ph === 'f') {
+        open.delete(id);
+      } else {
+        open.set(id, e);
+      }
+    }
+  }
+  return flows;
 }
 
 /** Total duration (µs) per op name over all complete events. */

@@ -3,12 +3,12 @@
  * GraphView inside a cell output. The kernel sends the GraphDef, the bookkeeping rules, the ops
  * to highlight (those the cell built) and, for a selected op, where it was created and its
  * value from the last run; the view reports expanded groups, the selected op and the colour
- * mode back, so the Python object always knows what is on screen.
- *
- * Group paths: the kernel's model names a group "a/b/", the view "a/b".
+ * mode back, so the Python object always knows what is on screen. The kernel asks the view to
+ * reveal an op with a message {type: 'reveal', name}: the view expands what hides it and
+ * reports the expanded groups back.
  */
 import { GraphDef } from '../model/graphDef';
-import { KernelDetails, detailRows, toKernelPaths, toViewPaths } from '../model/notebook';
+import { KernelDetails, detailRows } from '../model/notebook';
 import { ColorMode, GraphView } from '../views/graphView';
 import { html } from '../views/dom';
 import { RenderProps, installLayoutWorker, save } from './anywidget';
@@ -26,7 +26,7 @@ function render({ model, el }: RenderProps): () => void {
   const view = new GraphView(
     { maxDegree: rules.max_degree, opTypes: rules.op_types, namePatterns: rules.name_patterns },
     {
-      expanded: paths => save(model, 'expanded', toKernelPaths(paths)),
+      expanded: paths => save(model, 'expanded', [...paths].sort()),
       selected: name => {
         selectedHere = name;
         save(model, 'selected', name);
@@ -49,10 +49,10 @@ function render({ model, el }: RenderProps): () => void {
     heading.style.display = heading.textContent ? '' : 'none';
   };
   const showGraph = (): void => {
-    view.setExpanded(toViewPaths(model.get('expanded') ?? []));
+    view.setExpanded(model.get('expanded') ?? []);
     view.setGraphDef(model.get('graph_def') as GraphDef);
   };
-  const showExpanded = (): void => view.setExpanded(toViewPaths(model.get('expanded') ?? []));
+  const showExpanded = (): void => view.setExpanded(model.get('expanded') ?? []);
   const showHighlight = (): void => view.setHighlight(model.get('highlight') ?? []);
   const showColor = (): void => view.setColorMode(model.get('color_by') as ColorMode);
   const showSelected = (): void => {
@@ -68,7 +68,14 @@ function render({ model, el }: RenderProps): () => void {
       view.setExtraDetails(d.name, detailRows(d));
     }
   };
-  const listeners: [string, () => void][] = [
+  const onMessage = (msg: { type?: string; name?: string }): void => {
+    if (msg && msg.type === 'reveal' && msg.name) {
+      selectedHere = msg.name;
+      view.reveal(msg.name);
+    }
+  };
+  const listeners: [string, (...args: any[]) => void][] = [
+    ['msg:custom', onMessage],
     ['change:title', showTitle],
     ['change:graph_def', showGraph],
     ['change:expanded', showExpanded],

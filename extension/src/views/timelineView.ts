@@ -1,6 +1,7 @@
 /**
  * The EEG view of a traced step (whitepaper §9.2): one row per device and thread, each op an
- * interval on a shared µs axis; wheel zooms the time axis, dragging pans it.
+ * interval on a shared µs axis, tensor transfers (flow events) as arrows between rows; wheel
+ * zooms the time axis, dragging pans it.
  */
 import { Timeline, buildTimeline, TraceJson } from '../model/trace';
 import { colorFor, formatNumber, html, svg, title } from './dom';
@@ -88,6 +89,26 @@ export class TimelineView {
         title(rect, `${iv.name}${iv.op ? ` (${iv.op})` : ''}: ${iv.duration} µs at +${iv.start - t.start} µs`);
       }
     });
+    const rowY = new Map(t.rows.map((row, r) => [row.key, 24 + r * ROW + (ROW - 4) / 2]));
+    if (t.flows.length) {
+      const defs = svg('defs', {}, root);
+      const head = svg('marker', { id: 'nbflow-flow-head', viewBox: '0 0 8 8', refX: 8, refY: 4, markerWidth: 7, markerHeight: 7, orient: 'auto' }, defs);
+      svg('path', { d: 'M0,0L8,4L0,8Z', class: 'nbflow-eeg-flow-head' }, head);
+    }
+    for (const f of t.flows) {
+      if (Math.max(f.fromTs, f.toTs) < this.view.start || Math.min(f.fromTs, f.toTs) > this.view.end) {
+        continue;
+      }
+      const arrow = svg('line', {
+        x1: sx(f.fromTs),
+        y1: rowY.get(f.fromRow)!,
+        x2: sx(f.toTs),
+        y2: rowY.get(f.toRow)!,
+        class: 'nbflow-eeg-flow',
+        'marker-end': 'url(#nbflow-flow-head)'
+      }, root);
+      title(arrow, `${f.name}: ${f.toTs - f.fromTs} µs`);
+    }
     root.addEventListener('wheel', ev => {
       ev.preventDefault();
       const rect = root.getBoundingClientRect();

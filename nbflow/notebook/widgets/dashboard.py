@@ -5,8 +5,9 @@ A background thread calls ``poll()`` every ``interval`` seconds: it reads the so
 logs of a log directory, tailed incrementally, or a ``MemorySource``) and sends only what is new
 to the page. Scalars are drawn by the nbflow Board's own chart view (``ScalarsWidget``:
 smoothing, step / relative / wall-time axes, log scale, tag filter, CSV, as in the JupyterLab
-panel); histograms over time stream into Bokeh ``ColumnDataSource``s that ``BokehModel``
-widgets forward to the page; images get a step slider. There is one Stop button: with a
+panel), histograms over time by its Histograms and Distributions views (``HistogramsWidget``,
+shown once a histogram arrives), images by its images view (``ImagesWidget``, a step slider per
+image tag). There is one Stop button: with a
 ``TrainingRun`` attached it is the run's (beside Pause; it stops the run, and polling ends with
 it), otherwise it stops polling.
 """
@@ -20,13 +21,11 @@ from typing import Any
 import ipywidgets as widgets
 import numpy as np
 from PIL import Image as PILImage
-from bokeh.models import ColumnDataSource
-from bokeh.plotting import figure
 
-from nbflow.notebook import summary_model
 from nbflow.notebook.logs import as_source
-from nbflow.notebook.widgets.plots import bokeh_widget
 from nbflow.notebook.widgets.controls import RunControls
+from nbflow.notebook.widgets.histograms import HistogramsWidget
+from nbflow.notebook.widgets.images import ImagesWidget
 from nbflow.notebook.widgets.scalars import ScalarsWidget
 
 
@@ -49,10 +48,10 @@ class SummaryDashboard(widgets.VBox):
         self.scalars = ScalarsWidget(smoothing=smoothing, x_axis=x_axis)
         self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="danger")
         self.status = widgets.Label("waiting for data")
-        self.histogram_box = widgets.GridBox(layout=widgets.Layout(grid_template_columns="1fr 1fr"))
-        self.image_box = widgets.VBox()
-        self.histograms: dict[tuple[str, str], tuple[Any, ColumnDataSource]] = {}
-        self.images: dict[tuple[str, str], tuple[widgets.Image, widgets.IntSlider, Any]] = {}
+        self.histograms = HistogramsWidget()
+        self.histogram_box = widgets.VBox()  # holds self.histograms once one arrives
+        self.images = ImagesWidget()
+        self.image_box = widgets.VBox()  # holds self.images once one arrives
         self._seen: dict[tuple[str, str, str], int] = {}
         self._lock = threading.RLock()
         self._stop = threading.Event()
@@ -147,60 +146,33 @@ class SummaryDashboard(widgets.VBox):
         start, end = self._fresh("histogram", run, tag, series)
         if end <= start:
             return 0
-        entry = self.histograms.get((run, tag))
-        if entry is None:
-            fig = figure(
-                title=f"{tag} ({run})", height=220, width=380, tools="pan,wheel_zoom,reset"
-            )
-            fig.xaxis.axis_label = "step"
-            cols: dict[str, list[float]] = {"x": []}
-            cols |= {f"p{p}": [] for p in summary_model.BAND_PERCENTILES}
-            src = ColumnDataSource(cols)
-            bands = summary_model.BAND_PERCENTILES
-            for k in range(len(bands) // 2):
-                lo, hi = bands[k], bands[-1 - k]
-                fig.varea("x", f"p{lo}", f"p{hi}", source=src, alpha=0.15 + 0.1 * k)
-            fig.line("x", "p50", source=src, color="#08306b")
-            entry = self.histograms[(run, tag)] = (fig, src)
-            self.histogram_box.children = [*self.histogram_box.children, bokeh_widget(fig)]
-        new: dict[str, Any] = {"x": [float(s) for s in series.steps[start:end]]}
-        rows = [summary_model.histogram_percentiles(h) for h in series.values[start:end]]
-        for k, p in enumerate(summary_model.BAND_PERCENTILES):
-            new[f"p{p}"] = [row[k] for row in rows]
-        if start == 0:
-            entry[1].data = new
-        else:
-            entry[1].stream(new)
+        if not self.histogram_box.children:
+            self.histogram_box.children = [self.histograms]
+        self.histograms.extend(
+            run,
+            tag,
+            series.steps[start:end],
+            series.wall_times[start:end],
+            series.values[start:end],
+            restart=start == 0,
+        )
         return end - start
 
     def _add_images(self, run: str, tag: str, series: Any) -> int:
         start, end = self._fresh("image", run, tag, series)
         if end <= start:
             return 0
-        entry = self.images.get((run, tag))
-        if entry is None:
-            image = widgets.Image(format="png")
-            slider = widgets.IntSlider(description="step", min=0, max=0)
-            title = widgets.Label(f"{tag} ({run})")
-            entry = self.images[(run, tag)] = (image, slider, series)
-            slider.observe(lambda c, e=entry: self._show_image(e, c["new"]), "value")
-            self.image_box.children = [*self.image_box.children, title, image, slider]
-        image, slider, _ = entry
-        self.images[(run, tag)] = (image, slider, series)
-        follow = slider.value == slider.max
-        slider.max = end - 1
-        if follow:
-            slider.value = end - 1
-        self._show_image(self.images[(run, tag)], slider.value)
+        if not self.image_box.children:
+            self.image_box.children = [self.images]
+        self.images.extend(
+            run,
+            tag,
+            series.steps[start:end],
+            series.wall_times[start:end],
+            series.values[start:end],
+            restart=start == 0,
+        )
         return end - start
-
-    @staticmethod
-    def _show_image(entry: Any, index: int) -> None:
-        image, slider, series = entry
-        if 0 <= index < len(series.values):
-            value = series.values[index]
-            image.value = getattr(value, "png", None) or getattr(value, "encoded", value)
-            slider.description = f"step {series.steps[index]}"
 
 
 def png_bytes(array: Any) -> bytes:

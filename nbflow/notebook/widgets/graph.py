@@ -4,27 +4,29 @@ The page draws it with the nbflow Board's own graph view (``front_end``: the pan
 TypeScript ``GraphView``, bundled for anywidget), fed the ``graph_def`` trait: scopes collapse
 into groups, identical groups are marked, bookkeeping ops are set aside (by the ``rules`` sent
 from Python), the layout runs in a web worker, and search, pan and zoom happen in the page —
-exactly as in the panel. The view reports the groups it expanded (``expanded``, ids like
-``"layer1/"``), the op clicked (``selected``, which fills ``details`` with where the op was
-created and its value from the last run) and the colour mode.
+exactly as in the panel. The view's model (extension/src/model/graph.ts) is the only one: the
+kernel holds data, not a second picture of the view.
 
-Python keeps the same picture in ``graph_model`` (``view``: the visible items and their
-layout), so code and tests can expand, reveal and search: ``toggle``, ``reveal``, ``query``.
-A front end may also ask with messages ``{"type": "toggle", "id"}`` and ``{"type": "reveal",
-"name"}``.
+The view reports the groups it expanded (``expanded``: scope paths as the view names them,
+``"layer1"``), the op clicked (``selected``, which fills ``details`` with where the op was
+created and its value from the last run) and the colour mode. Python asks the page: ``toggle``
+and setting ``expanded`` expand or collapse groups, ``reveal`` sends ``{"type": "reveal",
+"name"}`` and the page expands what hides the op and reports ``expanded`` back. ``query``
+searches the GraphDef's op names (``results``). A front end may also ask with messages
+``{"type": "toggle", "id"}`` and ``{"type": "reveal", "name"}``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
 import traitlets
 
 from nbflow.framework.ops import Graph
-from nbflow.notebook import graph_model
 from nbflow.notebook.cells import notebook_graphs
 from nbflow.notebook.display import cell_build_summary_html, op_details
 from nbflow.notebook.widgets.front_end import BoardWidget
@@ -33,13 +35,35 @@ from nbflow.notebook.widgets.front_end import BoardWidget
 MAX_ATTR_CHARS = 512
 
 
+@dataclass(frozen=True)
+class BookkeepingRules:
+    """Which ops the view sets aside: names and op types that do bookkeeping, and high degree."""
+
+    name_patterns: tuple[str, ...] = (
+        r"(^|/)init(_\d+)?$",
+        r"^save(_\d+)?(/|$)",
+        r"(^|/)global_step(/|$)",
+        r"^report_uninitialized_variables(_\d+)?(/|$)",
+        r"(^|/)summaries(_\d+)?(/|$)",
+    )
+    op_types: tuple[str, ...] = (
+        "SaveV2",
+        "RestoreV2",
+        "MergeSummary",
+        "ScalarSummary",
+        "HistogramSummary",
+        "ImageSummary",
+        "TensorSummary",
+    )
+    degree_threshold: int = 40
+
+
 class GraphWidget(BoardWidget):
     """An interactive view of a Graph; ``highlight`` marks ops (e.g. those a cell built)."""
 
     bundle = "graph.js"
     graph_def = traitlets.Dict().tag(sync=True)
     rules = traitlets.Dict().tag(sync=True)
-    view = traitlets.Dict()
     expanded = traitlets.List(traitlets.Unicode()).tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)
     details = traitlets.Dict().tag(sync=True)
@@ -54,50 +78,46 @@ class GraphWidget(BoardWidget):
         graph: Graph,
         *,
         highlight: Iterable[str] = (),
-        rules: graph_model.BookkeepingRules | None = None,
+        rules: BookkeepingRules | None = None,
         last_values: dict[str, Any] | None = None,
         title: str = "",
         **kwargs: Any,
     ):
         self._graph = graph
-        self._rules = rules
         self._last_values = last_values
-        self._model = graph_model.build_model(graph, rules)
         self._version = (graph.version, graph._mutation_version)
         super().__init__(
             highlight=list(highlight),
             title=title,
-            rules=rules_json(rules or graph_model.BookkeepingRules()),
+            rules=rules_json(rules or BookkeepingRules()),
             graph_def=front_end_graph_def(graph),
             **kwargs,
         )
         self.on_msg(self._on_front_end_msg)
-        self._relayout()
-
-    @property
-    def model(self) -> graph_model.GraphModel:
-        return self._model
 
     def refresh(self) -> None:
-        """Rebuild from the graph if it changed (a re-run cell), keeping expanded groups."""
+        """Send the graph again if it changed (a re-run cell); the page keeps expanded groups."""
         version = (self._graph.version, self._graph._mutation_version)
         if version != self._version:
             self._version = version
-            self._model = graph_model.build_model(self._graph, self._rules)
             self.graph_def = front_end_graph_def(self._graph)
-            self._relayout()
 
     def toggle(self, group: str) -> None:
-        """Expand a collapsed group or collapse an expanded one."""
+        """Expand a collapsed group (a scope path, ``"layer1"``) or collapse an expanded one,
+        and the groups inside it."""
+        group = group.rstrip("/")
         if group in self.expanded:
-            self.expanded = [g for g in self.expanded if g != group and not g.startswith(group)]
+            inside = group + "/"
+            self.expanded = [g for g in self.expanded if g != group and not g.startswith(inside)]
         else:
             self.expanded = [*self.expanded, group]
 
     def reveal(self, name: str) -> None:
-        """Expand the groups around op ``name`` and select it."""
-        needed = graph_model.reveal(self._model, name)
-        self.expanded = sorted(set(self.expanded) | needed)
+        """Ask the page to expand the groups around op ``name``; select it (fills ``details``).
+
+        The page knows which groups hide the op (scopes, series, the auxiliary area) and
+        reports them back in ``expanded``."""
+        self.send({"type": "reveal", "name": name})
         self.selected = name
 
     def _on_front_end_msg(self, _widget: Any, content: dict[str, Any], _buffers: Any) -> None:
@@ -107,10 +127,6 @@ class GraphWidget(BoardWidget):
             self.toggle(str(content.get("id", "")))
         elif kind == "reveal":
             self.reveal(str(content.get("name", "")))
-
-    @traitlets.observe("expanded", "color_by", "highlight")
-    def _on_view_change(self, _change: Any) -> None:
-        self._relayout()
 
     @traitlets.observe("selected")
     def _on_select(self, change: Any) -> None:
@@ -127,19 +143,16 @@ class GraphWidget(BoardWidget):
 
     @traitlets.observe("query")
     def _on_query(self, change: Any) -> None:
-        self.results = graph_model.search(self._model, change["new"])
+        self.results = search_op_names(self.graph_def, change["new"])
 
-    def _relayout(self) -> None:
-        view = graph_model.layout_view(self._model, self.expanded, self.color_by)
-        if self.highlight:
-            shown = {
-                graph_model.visible_item(self._model, self._model.index[n], set(self.expanded))
-                for n in self.highlight
-                if n in self._model.index
-            }
-            for node in view["nodes"]:
-                node["hl"] = node["id"] in shown
-        self.view = view
+
+def search_op_names(graph_def: dict[str, Any], query: str, limit: int = 50) -> list[str]:
+    """Op names of a JSON GraphDef containing ``query`` (case-insensitive), shortest first."""
+    q = query.strip().lower()
+    if not q:
+        return []
+    hits = [n["name"] for n in graph_def.get("node", []) if q in n["name"].lower()]
+    return sorted(hits, key=lambda n: (len(n), n))[:limit]
 
 
 def front_end_graph_def(graph: Graph) -> dict[str, Any]:
@@ -158,7 +171,7 @@ def front_end_graph_def(graph: Graph) -> dict[str, Any]:
     return graph_def
 
 
-def rules_json(rules: graph_model.BookkeepingRules) -> dict[str, Any]:
+def rules_json(rules: BookkeepingRules) -> dict[str, Any]:
     """The bookkeeping rules as the Board's graph view takes them (it sets aside above a degree)."""
     return {
         "max_degree": rules.degree_threshold - 1,

@@ -3,8 +3,9 @@
 The page renders with the panel's TypeScript ``ScalarsView`` (bundled by ``front_end``): one
 chart per tag with the runs overlaid, smoothing applied to the full series before
 downsampling, step / relative / wall-time axes, log scale, a tag filter and CSV download. The
-kernel only keeps the raw points and sends them (``series``); ``smoothing`` and ``x_axis`` are
-synced both ways with the chart's toolbar.
+kernel only keeps the raw points and sends them (``series``, the fields of the Board's
+``scalars`` route; a NaN or infinite value is sent as null, a gap, as the route does);
+``smoothing`` and ``x_axis`` are synced both ways with the chart's toolbar.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any
 
 import traitlets
 
-from nbflow.notebook import summary_model
+from nbflow.board.series import number_json
 from nbflow.notebook.widgets.front_end import BoardWidget
+
+AXES = ("step", "relative", "wall")
 
 
 class ScalarsWidget(BoardWidget):
@@ -25,7 +28,7 @@ class ScalarsWidget(BoardWidget):
     bundle = "scalars.js"
     series = traitlets.List(traitlets.Dict()).tag(sync=True)
     smoothing = traitlets.Float(0.6, min=0.0, max=0.99).tag(sync=True)
-    x_axis = traitlets.Enum(list(summary_model.AXES), "step").tag(sync=True)
+    x_axis = traitlets.Enum(list(AXES), "step").tag(sync=True)
 
     def __init__(self, **kwargs: Any):
         self._points: dict[tuple[str, str], dict[str, list]] = {}
@@ -50,7 +53,7 @@ class ScalarsWidget(BoardWidget):
                 points = self._points[key] = {"steps": [], "wall_times": [], "values": []}
             points["steps"] += [int(s) for s in steps]
             points["wall_times"] += [float(w) for w in wall_times]
-            points["values"] += [float(v) for v in values]
+            points["values"] += [number_json(float(v)) for v in values]  # NaN: a gap, as the Board
             self.series = [
                 {"run": r, "tag": t, **{k: list(v) for k, v in p.items()}}
                 for (r, t), p in sorted(self._points.items())

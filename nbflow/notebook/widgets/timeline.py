@@ -1,76 +1,85 @@
-"""The timeline widget: one traced step, a row per device and thread, ops as bars, Send/Recv
-and flow arrows, zoom with the wheel (Bokeh, shown through ``BokehModel``)."""
+"""The timeline widget: one traced step drawn by the nbflow Board's own timeline view.
+
+The page renders with the panel's TypeScript ``TimelineView`` (bundled by ``front_end``): a row
+per device and thread, ops as bars on a µs axis, wheel zoom and drag pan. The kernel only turns
+what it is given into Chrome trace JSON, the form the Board's ``trace`` route serves, and sends
+it (``trace``).
+
+Accepted: a Chrome trace (dict, event list, JSON text or a path to a file), a ``RunMetadata``
+(or anything with ``step_stats``), nbflow's ``StepStats``, or TensorFlow's StepStats as a dict
+(``dev_stats[].node_stats[]``).
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
-import ipywidgets as widgets
-from bokeh.models import ColumnDataSource, HoverTool
-from bokeh.models.annotations.arrows import Arrow, VeeHead
-from bokeh.plotting import figure
+import traitlets
 
-from nbflow.notebook.timeline_model import TimelineModel, trace_model
-from nbflow.notebook.widgets.plots import bokeh_widget
-
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1")
+from nbflow.notebook.widgets.front_end import BoardWidget
+from nbflow.runtime.timeline import Timeline
 
 
-def timeline_figure(model: TimelineModel) -> tuple[Any, ColumnDataSource, ColumnDataSource]:
-    rows = list(model.rows)[::-1] or ["(empty)"]
-    fig = figure(
-        y_range=rows,  # type: ignore[arg-type]  # Bokeh makes a FactorRange of the names
-        height=max(160, 34 * len(rows) + 80),
-        width=900,
-        tools="xpan,xwheel_zoom,box_zoom,reset",
-        active_scroll="xwheel_zoom",
-        x_axis_label="µs since step start",
-    )
-    ops = sorted({b.op for b in model.bars})
-    color = {op: PALETTE[k % len(PALETTE)] for k, op in enumerate(ops)}
-    bars = ColumnDataSource(
-        {
-            "row": [b.row for b in model.bars],
-            "left": [b.start for b in model.bars],
-            "right": [b.end for b in model.bars],
-            "name": [b.name for b in model.bars],
-            "op": [b.op for b in model.bars],
-            "dur": [b.end - b.start for b in model.bars],
-            "color": [color[b.op] for b in model.bars],
-        }
-    )
-    fig.hbar(y="row", left="left", right="right", height=0.7, color="color", source=bars)
-    fig.add_tools(HoverTool(tooltips=[("op", "@name (@op)"), ("µs", "@dur{0.0}")]))
-    arrows = ColumnDataSource(
-        {
-            "x_start": [a.start for a in model.arrows],
-            "y_start": [a.start_row for a in model.arrows],
-            "x_end": [a.end for a in model.arrows],
-            "y_end": [a.end_row for a in model.arrows],
-        }
-    )
-    fig.add_layout(
-        Arrow(  # type: ignore[call-arg]  # Bokeh's stubs lack Arrow's line_color (3.9 has it)
-            end=VeeHead(size=8, fill_color="#d62728", line_color="#d62728"),
-            x_start="x_start",
-            y_start="y_start",
-            x_end="x_end",
-            y_end="y_end",
-            line_color="#d62728",
-            source=arrows,
-        )
-    )
-    return fig, bars, arrows
+def load_trace(trace: Any) -> dict[str, Any]:
+    """Chrome trace JSON from a dict, a JSON string, a path, or step stats (via the runtime)."""
+    if isinstance(trace, dict) and "traceEvents" in trace:
+        return trace
+    if isinstance(trace, list):
+        return {"traceEvents": trace}
+    if isinstance(trace, (str, Path)):
+        text = str(trace)
+        if not text.lstrip().startswith(("{", "[")):
+            text = Path(text).read_text()
+        return load_trace(json.loads(text))
+    step_stats = getattr(trace, "step_stats", trace)
+    return step_stats_to_trace(step_stats)
 
 
-class TimelineWidget(widgets.VBox):
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def step_stats_to_trace(step_stats: Any) -> dict[str, Any]:
+    """TensorFlow's StepStats (``dev_stats[].node_stats[]``) as Chrome trace events."""
+    if not isinstance(step_stats, dict):  # the runtime's StepStats: its own Chrome export
+        return json.loads(Timeline(step_stats).generate_chrome_trace_format())
+    events: list[dict[str, Any]] = []
+    for pid, dev in enumerate(_get(step_stats, "dev_stats", []) or []):
+        device = _get(dev, "device", f"device {pid}")
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": device}})
+        for node in _get(dev, "node_stats", []) or []:
+            start = _get(node, "all_start_micros", 0)
+            end = _get(node, "all_end_rel_micros", 0) or _get(node, "op_end_rel_micros", 0)
+            label = _get(node, "timeline_label", "") or ""
+            events.append(
+                {
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": _get(node, "thread_id", 0),
+                    "ts": start,
+                    "dur": end,
+                    "name": _get(node, "node_name", "?"),
+                    "args": {"name": _get(node, "node_name", "?"), "op": label.split("(")[0]},
+                }
+            )
+    return {"traceEvents": events}
+
+
+class TimelineWidget(BoardWidget):
     """A traced step: ``TimelineWidget(run_metadata)``, a Chrome trace dict, JSON or path."""
 
-    def __init__(self, trace: Any):
-        self.model = trace_model(trace)
-        self.figure, self.bars, self.arrows = timeline_figure(self.model)
-        summary = widgets.HTML(
-            f"<b>step timeline</b>: {len(self.model.bars)} ops on {len(self.model.rows)} rows, "
-            f"{self.model.duration:.0f} µs, {len(self.model.arrows)} transfers"
-        )
-        super().__init__([summary, bokeh_widget(self.figure)])
+    bundle = "timeline.js"
+    trace = traitlets.Dict().tag(sync=True)
+    name = traitlets.Unicode("step").tag(sync=True)
+
+    def __init__(self, trace: Any, name: str = "step", **kwargs: Any):
+        super().__init__(trace=load_trace(trace), name=name, **kwargs)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The trace's complete events (``"ph": "X"``): the bars the view draws."""
+        return [e for e in self.trace.get("traceEvents", []) if e.get("ph") == "X"]
