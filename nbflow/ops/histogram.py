@@ -169,17 +169,26 @@ def _not_finite(values: np.ndarray, name: str) -> errors.OpError:
     return errors.InvalidArgumentError(None, None, f"{what} in summary histogram for: {name}")
 
 
-def _as_counted(values: np.ndarray) -> np.ndarray:
-    """``values`` flattened in row-major order as float32 where that is exact, else float64."""
-    dtype = values.dtype
+def _counted_dtype(dtype: np.dtype) -> type:
     exact_in_float32 = (
         dtype == np.float32
         or dtype.kind in "bV"
         or (dtype.kind == "f" and dtype.itemsize <= 2)
         or (dtype.kind in "iu" and dtype.itemsize <= 2)
     )
-    counted = values.astype(np.float32 if exact_in_float32 else np.float64, copy=False)
+    return np.float32 if exact_in_float32 else np.float64
+
+
+def _as_counted(values: np.ndarray) -> np.ndarray:
+    """``values`` flattened in row-major order as float32 where that is exact, else float64."""
+    counted: np.ndarray = values.astype(_counted_dtype(values.dtype), copy=False)
     return np.ascontiguousarray(counted).reshape(-1)
+
+
+def snapshot(values: np.ndarray) -> np.ndarray:
+    """A private copy of ``values`` as ``histogram_proto`` counts them (flat, float32 or
+    float64): one pass over the values, after which their owner may change them."""
+    return np.array(values, dtype=_counted_dtype(values.dtype), order="C", copy=True).reshape(-1)
 
 
 def _proto(stats: tuple, limits: np.ndarray, counts: np.ndarray) -> Any:  # HistogramProto

@@ -9,18 +9,40 @@ name is made unique (``loss_1``), and ``family`` adds a display group. Images ar
 and audio as WAV inside the kernels, so nothing but bytes leaves the step. The histogram
 (TensorFlow's buckets, counted without sorting) is ``histogram.py``'s; the scalar and histogram
 ``Summary`` bytes are protobuf's.
+
+Histograms off the critical path. Counting a histogram of a layer's weights takes longer than
+the rest of a small training step's kernels, and nothing in the step but the summary's readers
+(``MergeSummary``, the fetch) needs it. So ``HistogramSummary`` is an asynchronous kernel
+(``OpDef.is_async``) that only works in the background (``runs_in_background``):
+
+1. on the step's thread it takes a *snapshot*, a private flat copy of the values (one memcpy:
+   the values may be a variable that an update op of the same step changes in place next);
+2. it hands (snapshot, tag, ``done``) to ``_BackgroundWorker``, one daemon thread shared by all
+   sessions, which buckets and encodes the snapshots in the order they come and calls
+   ``done(bytes)`` or ``done(error=...)`` (NaN: ``InvalidArgumentError`` "Nan in summary
+   histogram for: <tag>", which the runner turns into the step's error naming the node);
+3. the step goes on. The straight-line runner starts background kernels (and what they read)
+   first and waits for each at its first reader (runtime/executor.py); the dataflow executor
+   runs the readers when ``done`` is called. A cancelled step (``Session.close``) stops waiting
+   at once; the worker finishes the snapshot and its ``done`` is ignored.
+
+The NumPy calls of the counting (copies, shifts, ``take``, ``bincount``, the float64 sums)
+release the GIL, so on a second core the bucketing really runs beside the step's own kernels.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
+import queue
 import re
 import struct
+import threading
 import wave
 import zlib
 from typing import Any
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -31,7 +53,7 @@ from nbflow.framework import protos
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape
-from nbflow.ops.histogram import histogram_proto
+from nbflow.ops.histogram import histogram_proto, snapshot
 from nbflow.ops.array_ops import constant
 
 
@@ -151,22 +173,67 @@ class ScalarSummary(_SummaryOp):
         return _bytes_scalar(summary.SerializeToString())
 
 
+class _BackgroundWorker:
+    """One daemon thread running jobs in the order submitted; each job's result or error goes to
+    its ``done``. Started on first use, and again in a forked child (threads do not fork)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._pid = -1  # the process whose thread serves ``_jobs``
+
+    def submit(self, job: Callable[[], Any], done: Callable[..., None]) -> None:
+        if self._pid != os.getpid():
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._jobs = queue.SimpleQueue()
+                    threading.Thread(
+                        target=self._serve, args=(self._jobs,), name="nbflow-summaries", daemon=True
+                    ).start()
+                    self._pid = os.getpid()
+        self._jobs.put((job, done))
+
+    @staticmethod
+    def _serve(jobs: queue.SimpleQueue) -> None:
+        while True:
+            job, done = jobs.get()
+            try:
+                result, error = job(), None
+            except BaseException as exc:  # noqa: BLE001 - the step's error, through ``done``
+                result, error = None, exc
+            try:
+                done(result, error)
+            except BaseException:  # noqa: BLE001, S110 - a runner's continuation must not
+                pass  # stop the worker: it fails its own step
+            del job, done, result, error  # drop the snapshot before waiting for the next job
+
+
+_worker = _BackgroundWorker()
+
+
+def _histogram_summary_bytes(values: np.ndarray, name: str) -> np.ndarray:
+    summary = protos.Summary(
+        value=[protos.Summary.Value(tag=name, histo=histogram_proto(values, name))]
+    )
+    return _bytes_scalar(summary.SerializeToString())
+
+
 class HistogramSummary(_SummaryOp):
-    """A histogram of ``values`` (any shape) with TensorFlow's default buckets."""
+    """A histogram of ``values`` (any shape) with TensorFlow's default buckets, counted on a
+    background thread from a snapshot of the values (see the module docstring)."""
 
     inputs = ("tag", "values")
     samples = [Sample(tag=np.array(b"w", dtype=object), values=(3, 4))]
+    is_async = True
+    runs_in_background = True
 
     def infer(self, tag: TensorSpec, values: TensorSpec) -> TensorSpec:
         return _string_spec()
 
-    def compute(self, ctx: KernelContext, tag: Any, values: Any) -> np.ndarray:
-        values = np.asarray(values.get() if hasattr(values, "get") else values)
+    def compute(self, ctx: KernelContext, tag: Any, values: Any, done: Callable[..., None]) -> None:
+        values = snapshot(np.asarray(values.get() if hasattr(values, "get") else values))
         name = _text(tag)
-        summary = protos.Summary(
-            value=[protos.Summary.Value(tag=name, histo=histogram_proto(values, name))]
-        )
-        return _bytes_scalar(summary.SerializeToString())
+        _worker.submit(lambda: _histogram_summary_bytes(values, name), done)
 
 
 class ImageSummary(_SummaryOp):
