@@ -72,6 +72,29 @@ def _floats(values: np.ndarray) -> list[float]:
         return values.astype(np.float32).ravel().tolist()
 
 
+def _length(n: int) -> bytes:
+    """A protobuf varint (a field's length)."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _scalar_value_bytes(tag: str, value: float) -> bytes:
+    """``Summary(value=[Value(tag=tag, simple_value=value)])`` serialized, written directly
+    (a tenth of protobuf's cost on a step's critical path): field 1 (``value``, a message) holding
+    field 1 (``tag``, a string, left out when empty as proto3 does) and field 2 (``simple_value``,
+    a float in a oneof, so always written), in field order as protobuf writes them."""
+    name = tag.encode()
+    inner = (b"\n" + _length(len(name)) + name if name else b"") + b"\x15" + _FLOAT.pack(value)
+    return b"\n" + _length(len(inner)) + inner
+
+
+_FLOAT = struct.Struct("<f")
+
+
 def _string_spec() -> TensorSpec:
     return TensorSpec(TensorShape([]), dtypes.string)
 
@@ -164,13 +187,12 @@ class ScalarSummary(_SummaryOp):
                 f"tags and values must have the same shape: {list(tags.shape)} vs "
                 f"{list(values.shape)}",
             )
-        summary = protos.Summary(
-            value=[
-                protos.Summary.Value(tag=_text(tag), simple_value=value)
+        return _bytes_scalar(
+            b"".join(
+                _scalar_value_bytes(_text(tag), value)
                 for tag, value in zip(tags.ravel(), _floats(values))
-            ]
+            )
         )
-        return _bytes_scalar(summary.SerializeToString())
 
 
 class _BackgroundWorker:
