@@ -53,7 +53,7 @@ from nbflow.framework import protos
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape
-from nbflow.ops.histogram import histogram_proto, snapshot
+from nbflow.ops.histogram import histogram_summary_bytes, snapshot, varint
 from nbflow.ops.array_ops import constant
 
 
@@ -72,24 +72,14 @@ def _floats(values: np.ndarray) -> list[float]:
         return values.astype(np.float32).ravel().tolist()
 
 
-def _length(n: int) -> bytes:
-    """A protobuf varint (a field's length)."""
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _scalar_value_bytes(tag: str, value: float) -> bytes:
     """``Summary(value=[Value(tag=tag, simple_value=value)])`` serialized, written directly
     (a tenth of protobuf's cost on a step's critical path): field 1 (``value``, a message) holding
     field 1 (``tag``, a string, left out when empty as proto3 does) and field 2 (``simple_value``,
     a float in a oneof, so always written), in field order as protobuf writes them."""
     name = tag.encode()
-    inner = (b"\n" + _length(len(name)) + name if name else b"") + b"\x15" + _FLOAT.pack(value)
-    return b"\n" + _length(len(inner)) + inner
+    inner = (b"\n" + varint(len(name)) + name if name else b"") + b"\x15" + _FLOAT.pack(value)
+    return b"\n" + varint(len(inner)) + inner
 
 
 _FLOAT = struct.Struct("<f")
@@ -233,13 +223,6 @@ class _BackgroundWorker:
 _worker = _BackgroundWorker()
 
 
-def _histogram_summary_bytes(values: np.ndarray, name: str) -> np.ndarray:
-    summary = protos.Summary(
-        value=[protos.Summary.Value(tag=name, histo=histogram_proto(values, name))]
-    )
-    return _bytes_scalar(summary.SerializeToString())
-
-
 class HistogramSummary(_SummaryOp):
     """A histogram of ``values`` (any shape) with TensorFlow's default buckets, counted on a
     background thread from a snapshot of the values (see the module docstring)."""
@@ -255,7 +238,7 @@ class HistogramSummary(_SummaryOp):
     def compute(self, ctx: KernelContext, tag: Any, values: Any, done: Callable[..., None]) -> None:
         values = snapshot(np.asarray(values.get() if hasattr(values, "get") else values))
         name = _text(tag)
-        _worker.submit(lambda: _histogram_summary_bytes(values, name), done)
+        _worker.submit(lambda: _bytes_scalar(histogram_summary_bytes(values, name)), done)
 
 
 class ImageSummary(_SummaryOp):
