@@ -269,13 +269,13 @@ def _encode(stats: tuple, limits: np.ndarray, counts: np.ndarray) -> bytes:
     a -0.0 stays), the limits and counts fields 6 and 7, packed: the arrays' little-endian
     bytes."""
     parts = []
-    for key, value in zip(b"\x09\x11\x19\x21\x29", stats):
+    for number, value in zip(b"\x09\x11\x19\x21\x29", stats):
         packed = _DOUBLE.pack(value)
         if packed != _NO_BITS:
-            parts.append(bytes((key,)) + packed)
-    for key, array in ((b"\x32", limits), (b"\x3a", counts)):
+            parts.append(bytes((number,)) + packed)
+    for field, array in ((b"\x32", limits), (b"\x3a", counts)):
         data = np.ascontiguousarray(array, dtype="<f8").tobytes()
-        parts.append(key + varint(len(data)) + data)
+        parts.append(field + varint(len(data)) + data)
     return b"".join(parts)
 
 
