@@ -17,17 +17,23 @@ the rest of a small training step's kernels, and nothing in the step but the sum
 
 1. on the step's thread it takes a *snapshot*, a private flat copy of the values (one memcpy:
    the values may be a variable that an update op of the same step changes in place next);
-2. it hands (snapshot, tag, ``done``) to ``_BackgroundWorker``, one daemon thread shared by all
-   sessions, which buckets and encodes the snapshots in the order they come and calls
-   ``done(bytes)`` or ``done(error=...)`` (NaN: ``InvalidArgumentError`` "Nan in summary
-   histogram for: <tag>", which the runner turns into the step's error naming the node);
+2. if ``histograms_in_background``, it hands (snapshot, tag, ``done``) to ``_BackgroundWorker``,
+   one daemon thread shared by all sessions, which buckets and encodes the snapshots in the
+   order they come and calls ``done(bytes)`` or ``done(error=...)`` (NaN:
+   ``InvalidArgumentError`` "Nan in summary histogram for: <tag>", which the runner turns into
+   the step's error naming the node);
 3. the step goes on. The straight-line runner starts background kernels (and what they read)
    first and waits for each at its first reader (runtime/executor.py); the dataflow executor
    runs the readers when ``done`` is called. A cancelled step (``Session.close``) stops waiting
    at once; the worker finishes the snapshot and its ``done`` is ignored.
 
 The NumPy calls of the counting (copies, shifts, ``take``, ``bincount``, the float64 sums)
-release the GIL, so on a second core the bucketing really runs beside the step's own kernels.
+release the GIL, and the ``Summary`` bytes are written directly (``histogram.py``), so the
+worker holds the GIL only between calls. That is still too often for a small step: the step's
+thread, itself a string of short kernels, and the worker hand the GIL back and forth around every
+call, and on the shared 2-core box both ran about half as fast side by side as alone. So step 2
+is switched by ``histograms_in_background`` (off by default): off, the kernel counts the snapshot
+at once and calls ``done`` before returning, and the step waits for nothing.
 """
 
 from __future__ import annotations
@@ -223,9 +229,19 @@ class _BackgroundWorker:
 _worker = _BackgroundWorker()
 
 
+# Whether ``HistogramSummary`` counts on the background worker (True) or in its kernel's own
+# thread, completing at once (False). Off by default: on the shared 2-core box the worker and
+# the step's thread slow each other down about twice over (both take turns on the GIL around
+# every NumPy call, and each hand-over is a thread switch), so a step waits for its histogram
+# about as long as it took to count it in line (README, Performance). Worth turning on where the
+# step's own work leaves the GIL free for long stretches (large BLAS kernels).
+histograms_in_background = False
+
+
 class HistogramSummary(_SummaryOp):
-    """A histogram of ``values`` (any shape) with TensorFlow's default buckets, counted on a
-    background thread from a snapshot of the values (see the module docstring)."""
+    """A histogram of ``values`` (any shape) with TensorFlow's default buckets, counted from a
+    snapshot of the values, on the background worker if ``histograms_in_background`` (see the
+    module docstring)."""
 
     inputs = ("tag", "values")
     samples = [Sample(tag=np.array(b"w", dtype=object), values=(3, 4))]
@@ -238,7 +254,10 @@ class HistogramSummary(_SummaryOp):
     def compute(self, ctx: KernelContext, tag: Any, values: Any, done: Callable[..., None]) -> None:
         values = snapshot(np.asarray(values.get() if hasattr(values, "get") else values))
         name = _text(tag)
-        _worker.submit(lambda: _bytes_scalar(histogram_summary_bytes(values, name)), done)
+        if histograms_in_background:
+            _worker.submit(lambda: _bytes_scalar(histogram_summary_bytes(values, name)), done)
+        else:
+            done(_bytes_scalar(histogram_summary_bytes(values, name)))
 
 
 class ImageSummary(_SummaryOp):
