@@ -18,6 +18,13 @@ the feed conversion and one call (or less) per kernel. It serves graphs where pa
 not pay: one device, no blocking kernels, no two expensive kernels that could overlap; with no
 kernel that can wait, the step cannot overrun a deadline by waiting, so ``deadline`` is unused.
 
+Background kernels (``OpDef.runs_in_background``: async kernels that wait on nothing but their
+own work, such as the histogram summary) are the exception. ``emission_order`` puts them, and
+everything they read, first; each is started with a ``Pending`` as its ``done``
+(``p5 = _Pending(); k5(ctx, v1_0, done=p5.done)``) and joined just before its first reader
+(``v5_0 = p5.wait(ctx, deadline)``), so its work overlaps the rest of the step. Such a step can
+wait, so it honours the deadline and ``Session.close`` at the join.
+
 ``StructuredExecutor`` runs the code runtime/loop_compiler.py generates for a control-flow plan
 without async kernels: each loop frame a Python ``while`` that checks the deadline and the
 step's cancellation once per iteration, so a loop iteration costs about what the same Python
