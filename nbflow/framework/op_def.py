@@ -234,6 +234,10 @@ class OpDef:
     # ``done(result)`` or ``done(error=exc)``, from any thread. A waiting kernel pins no executor
     # thread (whitepaper §5.3). Plans with async kernels run on the dataflow executor.
     is_async: ClassVar[bool] = False
+    # An async kernel that waits on nothing but its own work (a summary encoded on a background
+    # thread, ops/summary_ops.py): it always completes, so the straight-line runner may start it
+    # as early as its inputs allow and wait for it at its first reader (runtime/executor.py).
+    runs_in_background: ClassVar[bool] = False
     # True for ops whose output is (a view of) their first input: fetches of it may alias state.
     forwards_input: ClassVar[bool] = False
     # A rough cost class for scheduling and placement: "cheap" elementwise, "expensive" BLAS.

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,17 +170,26 @@ def _not_finite(values: np.ndarray, name: str) -> errors.OpError:
     return errors.InvalidArgumentError(None, None, f"{what} in summary histogram for: {name}")
 
 
-def _as_counted(values: np.ndarray) -> np.ndarray:
-    """``values`` flattened in row-major order as float32 where that is exact, else float64."""
-    dtype = values.dtype
+def _counted_dtype(dtype: np.dtype) -> type:
     exact_in_float32 = (
         dtype == np.float32
         or dtype.kind in "bV"
         or (dtype.kind == "f" and dtype.itemsize <= 2)
         or (dtype.kind in "iu" and dtype.itemsize <= 2)
     )
-    counted = values.astype(np.float32 if exact_in_float32 else np.float64, copy=False)
+    return np.float32 if exact_in_float32 else np.float64
+
+
+def _as_counted(values: np.ndarray) -> np.ndarray:
+    """``values`` flattened in row-major order as float32 where that is exact, else float64."""
+    counted: np.ndarray = values.astype(_counted_dtype(values.dtype), copy=False)
     return np.ascontiguousarray(counted).reshape(-1)
+
+
+def snapshot(values: np.ndarray) -> np.ndarray:
+    """A private copy of ``values`` as ``histogram_proto`` counts them (flat, float32 or
+    float64): one pass over the values, after which their owner may change them."""
+    return np.array(values, dtype=_counted_dtype(values.dtype), order="C", copy=True).reshape(-1)
 
 
 def _proto(stats: tuple, limits: np.ndarray, counts: np.ndarray) -> Any:  # HistogramProto
@@ -202,9 +212,14 @@ def histogram_proto(values: np.ndarray, name: str = "") -> Any:  # protos.Histog
     >>> (h.min, h.max, h.num, h.sum), list(h.bucket)
     ((0.5, 2.0, 3.0, 4.5), [0.0, 1.0, 0.0, 2.0, 0.0])
     """
+    return _proto(*_histogram(values, name))
+
+
+def _histogram(values: np.ndarray, name: str) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """(min, max, num, sum, sum_squares), the listed buckets' limits and their counts."""
     x = _as_counted(np.asarray(values))
     if not x.size:
-        return _proto((DBL_MAX, -DBL_MAX, 0.0, 0.0, 0.0), BUCKET_LIMITS[-1:], np.zeros(1))
+        return (DBL_MAX, -DBL_MAX, 0.0, 0.0, 0.0), BUCKET_LIMITS[-1:], np.zeros(1)
     lo, hi = float(x.min()), float(x.max())
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise _not_finite(x, name)
@@ -231,9 +246,48 @@ def histogram_proto(values: np.ndarray, name: str = "") -> Any:  # protos.Histog
     listed[:-1] |= listed[1:]
     listed[-1] = True
     stats = (lo, hi, float(x.size), 0.0 + total, squares)
-    return _proto(stats, BUCKET_LIMITS[listed], counts[listed])
+    return stats, BUCKET_LIMITS[listed], counts[listed]
+
+
+def varint(n: int) -> bytes:
+    """A protobuf varint (a field's length), for messages written directly."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_DOUBLE = struct.Struct("<d")
+_NO_BITS = bytes(8)
+
+
+def _encode(stats: tuple, limits: np.ndarray, counts: np.ndarray) -> bytes:
+    """``_proto(...).SerializeToString()`` written directly, with no Python list of the buckets:
+    the five doubles are fields 1-5 (left out where all their bits are zero, as proto3 does;
+    a -0.0 stays), the limits and counts fields 6 and 7, packed: the arrays' little-endian
+    bytes."""
+    parts = []
+    for number, value in zip(b"\x09\x11\x19\x21\x29", stats):
+        packed = _DOUBLE.pack(value)
+        if packed != _NO_BITS:
+            parts.append(bytes((number,)) + packed)
+    for field, array in ((b"\x32", limits), (b"\x3a", counts)):
+        data = np.ascontiguousarray(array, dtype="<f8").tobytes()
+        parts.append(field + varint(len(data)) + data)
+    return b"".join(parts)
+
+
+def histogram_summary_bytes(values: np.ndarray, tag: str) -> bytes:
+    """``Summary(value=[Value(tag=tag, histo=histogram_proto(values, tag))])`` serialized:
+    field 1 (``value``) holding fields 1 (``tag``; none when empty) and 5 (``histo``)."""
+    histo = histogram_bytes(values, tag)
+    name = tag.encode()
+    value = (b"\n" + varint(len(name)) + name if name else b"") + b"*" + varint(len(histo))
+    return b"\n" + varint(len(value) + len(histo)) + value + histo
 
 
 def histogram_bytes(values: np.ndarray, name: str = "") -> bytes:
     """``histogram_proto`` serialized."""
-    return histogram_proto(values, name).SerializeToString()
+    return _encode(*_histogram(values, name))

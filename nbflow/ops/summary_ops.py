@@ -9,18 +9,46 @@ name is made unique (``loss_1``), and ``family`` adds a display group. Images ar
 and audio as WAV inside the kernels, so nothing but bytes leaves the step. The histogram
 (TensorFlow's buckets, counted without sorting) is ``histogram.py``'s; the scalar and histogram
 ``Summary`` bytes are protobuf's.
+
+Histograms off the critical path. Counting a histogram of a layer's weights takes longer than
+the rest of a small training step's kernels, and nothing in the step but the summary's readers
+(``MergeSummary``, the fetch) needs it. So ``HistogramSummary`` is an asynchronous kernel
+(``OpDef.is_async``) that only works in the background (``runs_in_background``):
+
+1. on the step's thread it takes a *snapshot*, a private flat copy of the values (one memcpy:
+   the values may be a variable that an update op of the same step changes in place next);
+2. if ``histograms_in_background``, it hands (snapshot, tag, ``done``) to ``_BackgroundWorker``,
+   one daemon thread shared by all sessions, which buckets and encodes the snapshots in the
+   order they come and calls ``done(bytes)`` or ``done(error=...)`` (NaN:
+   ``InvalidArgumentError`` "Nan in summary histogram for: <tag>", which the runner turns into
+   the step's error naming the node);
+3. the step goes on. The straight-line runner starts background kernels (and what they read)
+   first and waits for each at its first reader (runtime/executor.py); the dataflow executor
+   runs the readers when ``done`` is called. A cancelled step (``Session.close``) stops waiting
+   at once; the worker finishes the snapshot and its ``done`` is ignored.
+
+The NumPy calls of the counting (copies, shifts, ``take``, ``bincount``, the float64 sums)
+release the GIL, and the ``Summary`` bytes are written directly (``histogram.py``), so the
+worker holds the GIL only between calls. That is still too often for a small step: the step's
+thread, itself a string of short kernels, and the worker hand the GIL back and forth around every
+call, and on the shared 2-core box both ran about half as fast side by side as alone. So step 2
+is switched by ``histograms_in_background`` (off by default): off, the kernel counts the snapshot
+at once and calls ``done`` before returning, and the step waits for nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
+import queue
 import re
 import struct
+import threading
 import wave
 import zlib
 from typing import Any
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -31,7 +59,7 @@ from nbflow.framework import protos
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape
-from nbflow.ops.histogram import histogram_proto
+from nbflow.ops.histogram import histogram_summary_bytes, snapshot, varint
 from nbflow.ops.array_ops import constant
 
 
@@ -48,6 +76,19 @@ def _floats(values: np.ndarray) -> list[float]:
     """``static_cast<float>`` of each value, as TensorFlow: out of float32's range is inf."""
     with np.errstate(over="ignore"):
         return values.astype(np.float32).ravel().tolist()
+
+
+def _scalar_value_bytes(tag: str, value: float) -> bytes:
+    """``Summary(value=[Value(tag=tag, simple_value=value)])`` serialized, written directly
+    (a tenth of protobuf's cost on a step's critical path): field 1 (``value``, a message) holding
+    field 1 (``tag``, a string, left out when empty as proto3 does) and field 2 (``simple_value``,
+    a float in a oneof, so always written), in field order as protobuf writes them."""
+    name = tag.encode()
+    inner = (b"\n" + varint(len(name)) + name if name else b"") + b"\x15" + _FLOAT.pack(value)
+    return b"\n" + varint(len(inner)) + inner
+
+
+_FLOAT = struct.Struct("<f")
 
 
 def _string_spec() -> TensorSpec:
@@ -142,31 +183,81 @@ class ScalarSummary(_SummaryOp):
                 f"tags and values must have the same shape: {list(tags.shape)} vs "
                 f"{list(values.shape)}",
             )
-        summary = protos.Summary(
-            value=[
-                protos.Summary.Value(tag=_text(tag), simple_value=value)
+        return _bytes_scalar(
+            b"".join(
+                _scalar_value_bytes(_text(tag), value)
                 for tag, value in zip(tags.ravel(), _floats(values))
-            ]
+            )
         )
-        return _bytes_scalar(summary.SerializeToString())
+
+
+class _BackgroundWorker:
+    """One daemon thread running jobs in the order submitted; each job's result or error goes to
+    its ``done``. Started on first use, and again in a forked child (threads do not fork)."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._pid = -1  # the process whose thread serves ``_jobs``
+
+    def submit(self, job: Callable[[], Any], done: Callable[..., None]) -> None:
+        if self._pid != os.getpid():
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._jobs = queue.SimpleQueue()
+                    threading.Thread(
+                        target=self._serve, args=(self._jobs,), name="nbflow-summaries", daemon=True
+                    ).start()
+                    self._pid = os.getpid()
+        self._jobs.put((job, done))
+
+    @staticmethod
+    def _serve(jobs: queue.SimpleQueue) -> None:
+        while True:
+            job, done = jobs.get()
+            try:
+                result, error = job(), None
+            except BaseException as exc:  # noqa: BLE001 - the step's error, through ``done``
+                result, error = None, exc
+            try:
+                done(result, error)
+            except BaseException:  # noqa: BLE001, S110 - a runner's continuation must not
+                pass  # stop the worker: it fails its own step
+            del job, done, result, error  # drop the snapshot before waiting for the next job
+
+
+_worker = _BackgroundWorker()
+
+
+# Whether ``HistogramSummary`` counts on the background worker (True) or in its kernel's own
+# thread, completing at once (False). Off by default: on the shared 2-core box the worker and
+# the step's thread slow each other down about twice over (both take turns on the GIL around
+# every NumPy call, and each hand-over is a thread switch), so a step waits for its histogram
+# about as long as it took to count it in line (README, Performance). Worth turning on where the
+# step's own work leaves the GIL free for long stretches (large BLAS kernels).
+histograms_in_background = False
 
 
 class HistogramSummary(_SummaryOp):
-    """A histogram of ``values`` (any shape) with TensorFlow's default buckets."""
+    """A histogram of ``values`` (any shape) with TensorFlow's default buckets, counted from a
+    snapshot of the values, on the background worker if ``histograms_in_background`` (see the
+    module docstring)."""
 
     inputs = ("tag", "values")
     samples = [Sample(tag=np.array(b"w", dtype=object), values=(3, 4))]
+    is_async = True
+    runs_in_background = True
 
     def infer(self, tag: TensorSpec, values: TensorSpec) -> TensorSpec:
         return _string_spec()
 
-    def compute(self, ctx: KernelContext, tag: Any, values: Any) -> np.ndarray:
-        values = np.asarray(values.get() if hasattr(values, "get") else values)
+    def compute(self, ctx: KernelContext, tag: Any, values: Any, done: Callable[..., None]) -> None:
+        values = snapshot(np.asarray(values.get() if hasattr(values, "get") else values))
         name = _text(tag)
-        summary = protos.Summary(
-            value=[protos.Summary.Value(tag=name, histo=histogram_proto(values, name))]
-        )
-        return _bytes_scalar(summary.SerializeToString())
+        if histograms_in_background:
+            _worker.submit(lambda: _bytes_scalar(histogram_summary_bytes(values, name)), done)
+        else:
+            done(_bytes_scalar(histogram_summary_bytes(values, name)))
 
 
 class ImageSummary(_SummaryOp):

@@ -18,6 +18,13 @@ the feed conversion and one call (or less) per kernel. It serves graphs where pa
 not pay: one device, no blocking kernels, no two expensive kernels that could overlap; with no
 kernel that can wait, the step cannot overrun a deadline by waiting, so ``deadline`` is unused.
 
+Background kernels (``OpDef.runs_in_background``: async kernels that wait on nothing but their
+own work, such as the histogram summary) are the exception. ``emission_order`` puts them, and
+everything they read, first; each is started with a ``Pending`` as its ``done``
+(``p5 = _Pending(); k5(ctx, v1_0, done=p5.done)``) and joined just before its first reader
+(``v5_0 = p5.wait(ctx, deadline)``), so its work overlaps the rest of the step. Such a step can
+wait, so it honours the deadline and ``Session.close`` at the join.
+
 ``StructuredExecutor`` runs the code runtime/loop_compiler.py generates for a control-flow plan
 without async kernels: each loop frame a Python ``while`` that checks the deadline and the
 step's cancellation once per iteration, so a loop iteration costs about what the same Python
@@ -123,10 +130,13 @@ class InlineExecutor:
 
     def __init__(self, plan: Plan):
         assert not plan.has_control_flow, "a cyclic plan has no straight-line form"
+        assert not plan.has_waiting_async, "a kernel that may wait needs the dataflow executor"
         self.plan = plan
+        # A step waiting for a background kernel can be cancelled (Session.close) or time out.
+        self.can_wait = plan.has_async
         self.source = _generate(plan)
         self._lines = codegen.node_lines(self.source)
-        namespace: dict[str, Any] = {"_fail": self._fail, "_owned": owned}
+        namespace: dict[str, Any] = {"_fail": self._fail, "_owned": owned, "_Pending": Pending}
         for node in plan.nodes:
             namespace[f"k{node.index}"] = node.kernel
         exec(compile(self.source, f"<nbflow plan of {len(plan.nodes)} nodes>", "exec"), namespace)
@@ -157,28 +167,118 @@ def fail_step(
     )
 
 
+class Pending:
+    """The result of a background kernel started by a straight-line step: ``done`` is its
+    continuation (called once, from the worker's thread), ``wait`` the step's join point."""
+
+    __slots__ = ("_event", "_called", "_result", "_error")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._called = False
+        self._result: Any = None
+        self._error: BaseException | None = None
+
+    def done(self, result: Any = None, error: BaseException | None = None) -> None:
+        if self._called:
+            return
+        self._result, self._error = result, error
+        self._called = True
+        self._event.set()
+
+    def wait(self, ctx: KernelContext, deadline: float | None) -> Any:
+        """The kernel's result, or its error; a cancelled step (``Session.close``) or a passed
+        deadline stops waiting at once."""
+        if not self._called:
+            cancellation = ctx.cancellation
+            token = cancellation.register(self._event.set)
+            if token is None:
+                raise cancellation.reason()
+            try:
+                timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+                self._event.wait(timeout)
+            finally:
+                cancellation.deregister(token)
+            if not self._called:
+                if cancellation.is_cancelled:
+                    raise cancellation.reason()
+                raise errors.DeadlineExceededError(
+                    None, None, "Timed out waiting for a background kernel to finish"
+                )
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+def emission_order(plan: Plan) -> list[PlanNode]:
+    """The plan's nodes in the order a straight-line step runs them: background kernels and
+    everything they read first (in plan order), so their work overlaps the rest of the step;
+    then the other nodes, in plan order. Both parts keep the plan's topological order, and every
+    input of a node in the first part is in the first part, so the whole is topological too."""
+    early: set[int] = set()
+    stack = [n.index for n in plan.nodes if n.op.op_def.runs_in_background]
+    while stack:
+        i = stack.pop()
+        if i not in early:
+            early.add(i)
+            node = plan.nodes[i]
+            stack.extend(src[1] for src in node.sources if src[0] == "node")
+            stack.extend(node.control_sources)
+    if not early:
+        return plan.nodes
+    return [n for n in plan.nodes if n.index in early] + [
+        n for n in plan.nodes if n.index not in early
+    ]
+
+
 def _generate(plan: Plan) -> str:
-    releases = release_points(plan)
+    order = emission_order(plan)
+    background = {n.index for n in order if n.op.op_def.runs_in_background}
+    releases = release_points(plan) if order is plan.nodes else _release_points_in(order, plan)
+    # where each background kernel's result is awaited: before its first reader (data or
+    # control), else before the step returns
+    joins: dict[int, list[int]] = {}
+    for b in background:
+        position = order.index(plan.nodes[b])
+        readers = (
+            k
+            for k, n in enumerate(order[position + 1 :], position + 1)
+            if b in n.control_sources or any(s[0] == "node" and s[1] == b for s in n.sources)
+        )
+        joins.setdefault(next(readers, len(order)), []).append(b)
     lines = ["def step(ctx, feeds, deadline=None):", "    xp = ctx.xp", "    try:"]
     body = []
     if plan.feeds:
         names = ", ".join(f"f{i}" for i in range(len(plan.feeds)))
         body.append(f"{names}, = feeds")
-    for node in plan.nodes:
+    for position, node in enumerate(order + [None]):  # None: the join point before returning
+        for b in joins.get(position, []):
+            outputs = [f"v{b}_{k}" for k in range(plan.nodes[b].num_outputs)]
+            joined = (
+                outputs[0] if len(outputs) == 1 else f"{', '.join(outputs)}," if outputs else "_"
+            )
+            body.append(codegen.mark(f"{joined} = p{b}.wait(ctx, deadline)", b))
+        if node is None:
+            break
         args = []
         for src, deref in zip(node.sources, node.deref):
             args.append(f"{_var(src)}.read()" if deref else _var(src))
-        call = codegen.kernel_call(f"k{node.index}", node.kernel, args)
-        outputs = [f"v{node.index}_{k}" for k in range(node.num_outputs)]
-        used = [
-            o if ("node", node.index, k) in plan.last_use else "_" for k, o in enumerate(outputs)
-        ]
-        if node.num_outputs == 0:
-            line = call
-        elif node.num_outputs == 1:
-            line = f"{used[0]} = {call}"
+        if node.index in background:  # started here, joined above its first reader
+            call = ", ".join(["ctx", *args, f"done=p{node.index}.done"])
+            line = f"p{node.index} = _Pending(); k{node.index}({call})"
         else:
-            line = f"{', '.join(used)}, = {call}"
+            call = codegen.kernel_call(f"k{node.index}", node.kernel, args)
+            outputs = [f"v{node.index}_{k}" for k in range(node.num_outputs)]
+            used = [
+                o if ("node", node.index, k) in plan.last_use else "_"
+                for k, o in enumerate(outputs)
+            ]
+            if node.num_outputs == 0:
+                line = call
+            elif node.num_outputs == 1:
+                line = f"{used[0]} = {call}"
+            else:
+                line = f"{', '.join(used)}, = {call}"
         body.append(codegen.mark(line, node.index, args))
         dead = [_var(s) for s in releases.get(node.index, [])]
         if dead:
@@ -196,6 +296,21 @@ def _generate(plan: Plan) -> str:
     lines += [f"        {line}" for line in body]
     lines += ["    except BaseException as e:", "        _fail(e, locals())", ""]
     return "\n".join(lines)
+
+
+def _release_points_in(order: list[PlanNode], plan: Plan) -> dict[int, list[Source]]:
+    """``release_points`` for nodes run in ``order``: a value goes after its last reader there.
+    A background kernel reads its inputs when it starts, so it releases them like any node."""
+    last: dict[Source, int] = {}
+    for node in order:
+        for src in node.sources:
+            if src[0] == "node":
+                last[src] = node.index
+    out: dict[int, list[Source]] = {}
+    for src, reader in last.items():
+        if plan.last_use.get(src, -1) < len(plan.nodes):  # fetched values live to the end
+            out.setdefault(reader, []).append(src)
+    return out
 
 
 # --- structured loops -----------------------------------------------------------------------------

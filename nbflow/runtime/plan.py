@@ -59,6 +59,12 @@ class Plan:
         return any(n.is_async for n in self.nodes)
 
     @property
+    def has_waiting_async(self) -> bool:
+        """Whether an async kernel may wait on something outside itself (a queue, a Recv):
+        kernels that only run in the background do not count."""
+        return any(n.is_async and not n.op.op_def.runs_in_background for n in self.nodes)
+
+    @property
     def has_control_flow(self) -> bool:
         """Whether the plan holds Switch/Merge/Enter/Exit/NextIteration (a dataflow-only plan)."""
         return any(n.op.op_def.control_kind for n in self.nodes)

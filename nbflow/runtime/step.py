@@ -3,8 +3,9 @@
 Every runner has one method, ``run(ctx, feeds, deadline) -> fetched values``:
 
 * ``InlineExecutor`` (executor.py): the plan as one generated straight-line function, kernels
-  pasted in as expressions — a plan with no control flow, no async kernel and no parallel work
-  worth a thread pool (the per-call fast path);
+  pasted in as expressions — a plan with no control flow, no async kernel that may wait on
+  something else (a queue, a Recv; background kernels such as the histogram summary are fine)
+  and no parallel work worth a thread pool (the per-call fast path);
 * ``StructuredExecutor`` (executor.py, source from loop_compiler.py): a control-flow plan
   without async kernels, each loop frame a Python ``while``;
 * ``DataflowExecutor`` (drivers.py): the pure dataflow state (dataflow.py) driven by a thread
@@ -89,7 +90,7 @@ def choose_runner(plan: Plan, pool: ThreadPoolExecutor, policy: RunnerPolicy) ->
     parallel = policy.choice == "parallel" or (
         policy.choice == "auto" and spare_cores and has_parallel_work(plan)
     )
-    if parallel or plan.has_async or plan.has_control_flow:
+    if parallel or plan.has_waiting_async or plan.has_control_flow:
         return DataflowExecutor(plan, pool)
     return InlineExecutor(plan)
 
@@ -97,9 +98,9 @@ def choose_runner(plan: Plan, pool: ThreadPoolExecutor, policy: RunnerPolicy) ->
 def caller_driver(plan: Plan, serial_ok: bool = False) -> CallerDriver | None:
     """A driver running ``plan`` in the calling thread (a distributed task's message loop), or
     None where that would not do: control flow (loops belong on their own thread), async
-    kernels other than Recvs (a Dequeue may complete in another thread), or independent
-    expensive kernels worth the thread pool — unless ``serial_ok``: the caller measures its
-    steps and hands slow ones to the pool itself (a task's message loop does)."""
+    kernels other than Recvs (a Dequeue or a background summary completes in another thread),
+    or independent expensive kernels worth the thread pool — unless ``serial_ok``: the caller
+    measures its steps and hands slow ones to the pool itself (a task's message loop does)."""
     if plan.has_control_flow or (not serial_ok and has_parallel_work(plan)):
         return None
     if not all(node.op.op_def.is_recv for node in plan.nodes if node.is_async):

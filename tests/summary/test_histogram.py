@@ -168,3 +168,24 @@ def test_histogram_summary_op_gives_the_same_bytes_for_a_variable():
     assert value.tag == "weights"
     assert value.histo.SerializeToString() == histogram.histogram_bytes(weights)
     assert math.isclose(value.histo.sum, float(weights.astype(np.float64).sum()), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        [-0.0, 0.0, 1.0],
+        [0.0, 0.0],
+        [0.5, 2.0, 2.0],
+        np.random.default_rng(5).standard_normal(5000) * 1e3,
+        [DBL_MAX, -DBL_MAX, 1e-300],
+    ],
+    ids=["empty", "negative_zero_first", "zeros", "doc", "normal", "extremes"],
+)
+@pytest.mark.parametrize("tag", ["w", "", "layer1/é"])
+def test_summary_bytes_written_directly_are_protobufs_serialization(values, tag):
+    values = np.asarray(values, dtype=np.float64)
+    proto = histogram.histogram_proto(values, tag)
+    expected = protos.Summary(value=[protos.Summary.Value(tag=tag, histo=proto)])
+    assert histogram.histogram_bytes(values, tag) == proto.SerializeToString()
+    assert histogram.histogram_summary_bytes(values, tag) == expected.SerializeToString()

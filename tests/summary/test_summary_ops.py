@@ -128,3 +128,16 @@ def test_merge_all_combines_collected_summaries_and_rejects_duplicate_tags():
         twice = tf.summary.merge([merged, merged])
         with pytest.raises(errors.InvalidArgumentError, match="Duplicate tag a"):
             sess.run(twice, {x: 1.0})
+
+
+@pytest.mark.parametrize("tag", ["loss", "", "layer1/é", "x" * 200])
+def test_scalar_summary_bytes_are_protobufs_serialization(tag):
+    values = np.array([0.5, -0.0, np.nan, np.inf, 3e38, 1e39, -1e-45, 0.0])
+    tags = np.array([tag.encode()] * len(values), dtype=object)
+    s = tf.summary.scalar("s", tf.constant(1.0))  # the op's kernel, run on arrays below
+    kernel = s.op.op_def.compute
+    with np.errstate(over="ignore"):
+        expected = protos.Summary(
+            value=[protos.Summary.Value(tag=tag, simple_value=float(np.float32(v))) for v in values]
+        ).SerializeToString()
+    assert kernel(None, tags, values).item() == expected
