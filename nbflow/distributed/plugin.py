@@ -387,6 +387,11 @@ class TaskHost:
                     and report.run_s < 2e-4
                     and not any(p.runner.can_wait for p in registered.parts)
                 )
+                # Cheap Recv-only plans are driven on the loop from now on (``_run_on_loop``).
+                registered.on_loop = (
+                    registered.loop_drivers is not None
+                    and report.run_s - report.recv_wait_s <= LOOP_BUDGET_S
+                )
             if rendezvous.sent:  # variable buffers sent without a copy: written out first
                 await asyncio.gather(
                     *(f if isinstance(f, asyncio.Future) else asyncio.wrap_future(f)

@@ -119,6 +119,7 @@ class Registered:
     loop_drivers: list[CallerDriver] | None  # set when every plan may run on the message loop
     inline: bool = False  # plans short and Recv-free: run on the message loop itself
     on_loop: bool = False  # plans cheap, their async kernels Recvs: driven on the loop
+    # (``loop_drivers`` set and a run seen computing within the loop's budget)
     runs: int = 0
     slow_runs: int = 0  # consecutive steps on the loop that computed past its budget
 
@@ -205,7 +206,9 @@ class TaskServer:
             frozenset(copy_names),
             loop_drivers if len(loop_drivers) == len(drivers) else None,
         )
-        registered.on_loop = registered.loop_drivers is not None
+        # Its first run goes to a driver thread all the same: a step that fills a 1 GB variable
+        # would hold the loop for seconds, and the loop answers the health check's pings.
+        # ``plugin.TaskHost`` moves it onto the loop once a run computed within the budget.
         with self._lock:
             self.graphs[handle] = registered
             while len(self.graphs) > 256:  # old step signatures of long-gone sessions

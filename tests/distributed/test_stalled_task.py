@@ -148,3 +148,25 @@ def test_training_recovers_from_a_stopped_ps_within_the_health_check(tmp_path):
         assert steps[resumed] in (10, 11)  # back to the checkpoint of step 10
         assert steps[-1] in (29, 30) and history[-1][1] < 0.05 * history[0][1]
         assert tf.train.latest_checkpoint(str(tmp_path)).endswith("-30")
+
+
+def test_a_busy_task_is_not_a_stalled_one():
+    """A first step that computes for longer than the health timeout (a large variable's
+    initializer; here three 2400x2400 matmuls on the ps) runs beside the message loop, which
+    keeps answering the health check's pings: the step completes, nothing is aborted."""
+    with Cluster.local(
+        n_workers=1, memory_limit="1GiB", spec={"ps": 1}, health_interval=0.1, health_timeout=0.3
+    ) as cluster:
+        with tf.Graph().as_default():
+            with tf.device(PS):
+                a = tf.fill([2400, 2400], 1e-3)  # a small graph: all the time is computing
+                b = tf.matmul(tf.matmul(tf.matmul(a, a), a), a)
+                total = tf.reduce_sum(b)
+            with tf.Session(cluster.target) as sess:
+                started = time.monotonic()
+                value = sess.run(total)
+                busy_s = time.monotonic() - started
+        # every entry of a^4 is 2400^3 * 1e-12
+        assert np.isclose(value, 2400**2 * 2400**3 * 1e-12, rtol=1e-3)
+        assert all(cluster.check_health().values())
+        print(f"the step computed for {busy_s:.2f} s against a health timeout of 0.3 s")
