@@ -79,3 +79,8 @@ export function formatNumber(v: number): string {
   }
   return Number(v.toPrecision(4)).toString();
 }
+
+/** A chart's title: its tag and run, or the tag alone for the logdir's own run ("."). */
+export function chartTitle(tag: string, run: string): string {
+  return run === '.' || run === '' ? tag : `${tag} · ${run}`;
+}

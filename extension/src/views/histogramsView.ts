@@ -7,7 +7,7 @@
 import { HistogramValue, rebin } from '../model/histogram';
 import { tint } from '../model/color';
 import { RunColors } from '../model/runs';
-import { formatNumber, html, svg } from './dom';
+import { chartTitle, formatNumber, html, svg } from './dom';
 
 export interface HistogramSeries {
   run: string;
@@ -56,7 +56,7 @@ export class HistogramsView {
       const box = html('div', { class: 'nbflow-chart', 'data-tag': s.tag, 'data-run': s.run }, this.charts);
       const head = html('div', { class: 'nbflow-chart-title' }, box);
       html('span', { class: 'nbflow-swatch', style: `background:${this.colorOf(s.run)}` }, head);
-      head.append(`${s.tag} · ${s.run}`);
+      head.append(chartTitle(s.tag, s.run));
       const root = svg('svg', { width: WIDTH, height: HEIGHT, viewBox: `0 0 ${WIDTH} ${HEIGHT}` });
       box.appendChild(root);
       if (s.values.length) {

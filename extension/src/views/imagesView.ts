@@ -1,6 +1,6 @@
 /** Image summaries: one card per (run, tag) with a step slider. */
 import type { ImageInfo } from '../api';
-import { html } from './dom';
+import { chartTitle, html } from './dom';
 
 export interface ImageSeries {
   run: string;
@@ -42,7 +42,7 @@ export class ImagesView {
       if (!card) {
         this.node.querySelector('.nbflow-empty')?.remove();
         const box = html('div', { class: 'nbflow-chart nbflow-image-card', 'data-tag': s.tag, 'data-run': s.run }, this.node);
-        html('div', { class: 'nbflow-chart-title' }, box, `${s.tag} · ${s.run}`);
+        html('div', { class: 'nbflow-chart-title' }, box, chartTitle(s.tag, s.run));
         const img = html('img', { class: 'nbflow-image', alt: s.tag }, box);
         const slider = html('input', { type: 'range', min: '0', max: '0', value: '0', class: 'nbflow-step-slider' }, box);
         const label = html('div', { class: 'nbflow-step-label' }, box);

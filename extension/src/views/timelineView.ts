@@ -65,7 +65,8 @@ export class TimelineView {
     for (let i = 0; i <= 5; i++) {
       const us = this.view.start + (span * i) / 5;
       svg('line', { x1: sx(us), x2: sx(us), y1: 20, y2: height, class: 'nbflow-grid' }, root);
-      svg('text', { x: sx(us), y: 14, 'text-anchor': 'middle' }, root).textContent = `${formatNumber(us - t.start)} µs`;
+      const anchor = i === 0 ? 'start' : i === 5 ? 'end' : 'middle'; // the end labels stay inside
+      svg('text', { x: sx(us), y: 14, 'text-anchor': anchor }, root).textContent = `${formatNumber(us - t.start)} µs`;
     }
     t.rows.forEach((row, r) => {
       const y = 24 + r * ROW;
