@@ -16,6 +16,7 @@ import { Widget } from '@lumino/widgets';
 import { BoardApi } from './api';
 import { BoardPanel } from './board';
 import { BookkeepingRules } from './model/auxiliary';
+import { OPEN_CELL_EVENT } from './model/notebook';
 import { formatLogdirSpec, parseLogdirSpec } from './model/runs';
 import { relativeLogdir } from './model/series';
 
@@ -47,6 +48,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
     rendermime: IRenderMimeRegistry | null
   ) => {
     const tracker = new WidgetTracker<MainAreaWidget<BoardPanel>>({ namespace: 'nbflow-board' });
+    // A notebook graph widget's "created at" link: the widget cannot reach the shell, we can.
+    document.addEventListener(OPEN_CELL_EVENT, ev => {
+      const { cell, line } = (ev as CustomEvent<{ cell: string; line: number }>).detail ?? {};
+      if (cell && openNotebookCell(app, cell, Number(line) || 1)) {
+        ev.preventDefault();
+      }
+    });
     let root: Promise<string> | null = null;
 
     app.commands.addCommand(COMMAND, {

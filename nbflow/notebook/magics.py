@@ -30,6 +30,10 @@ from nbflow.notebook.widgets.graph import GraphWidget
 from nbflow.ops.variables import global_variables, variables_initializer
 
 
+# A named ``%%dataflow`` cell's key -> the front end's id of the cell (``sources`` links its ops)
+named_cell_ids: dict[str, str] = {}
+
+
 def cell_id(shell: Any) -> str | None:
     """The front end's id of the executing cell (JupyterLab and nbclient send ``cellId``)."""
     header = getattr(shell, "parent_header", None) or {}
@@ -98,6 +102,8 @@ class DataflowMagics(Magics):
         graphs = notebook_graphs()
         source = self.shell.transform_cell(cell) if self.shell else cell
         key = args.name or cell_id(self.shell) or default_cell_key(cell)
+        if args.name and cell_id(self.shell):
+            named_cell_ids[args.name] = cell_id(self.shell)  # type: ignore[assignment]
         try:
             built = build_cell(
                 source,

@@ -18,7 +18,7 @@ from typing import Any
 
 from nbflow.framework.graph_def import register_source_namer
 from nbflow.notebook.cells import CELL_FILENAME_PREFIX
-from nbflow.notebook.magics import cell_id
+from nbflow.notebook.magics import cell_id, named_cell_ids
 
 
 class CellFiles:
@@ -59,7 +59,8 @@ class CellFiles:
         if known:
             return f"cell:{known[0]}#{known[1]}:{line}"
         if filename.startswith(CELL_FILENAME_PREFIX):  # a %%dataflow body, keyed by its cell id
-            key = filename[len(CELL_FILENAME_PREFIX) : -1]
-            if key in self._counts:
-                return f"cell:{key}#{self._counts[key]}:{line + 1}"  # +1: the magic's line
+            key = filename[len(CELL_FILENAME_PREFIX) : -1]  # or by its name (``--name``)
+            cell = named_cell_ids.get(key, key)
+            if cell in self._counts:
+                return f"cell:{cell}#{self._counts[cell]}:{line + 1}"  # +1: the magic's line
         return None

@@ -9,7 +9,7 @@ samples, an image and a traced step (the Board's Histograms, Distributions, Imag
 views) and a
 graph widget that the kernel asks to reveal an op. The test runs all cells from the command
 registry, then checks that the graph widget draws the scope groups (gradients in the auxiliary
-area) and expands one on a click, that the loss chart gains points while training runs, that
+area), expands one on a click and selects the cell that created an op from its details, that the loss chart gains points while training runs, that
 the dashboard's histograms gain steps, that the histogram and timeline outputs are the
 Board's views showing what NumPy computes for the same samples, that the dashboard has one Stop
 button and it stops the run, that `%dataflow_board logs` (its output
@@ -310,6 +310,11 @@ def test_notebook_widgets_render_and_update_while_training_runs(page):
     details = graph.locator(".nbflow-graph-details")
     details.get_by_text("cell 'model'").wait_for()  # where the op was created, from the kernel
     assert "MatMul" in details.inner_text()
+    # Its "created at" link selects that cell: the widget asks JupyterLab with a DOM event.
+    active = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+    page.evaluate("() => { window.jupyterapp.shell.currentWidget.content.activeCellIndex = 0; }")
+    details.locator("a.nbflow-cell-link").click()
+    page.wait_for_function(f"() => ({active})() === 2")
 
     # The dashboard's loss chart (the Board's scalar chart) gains points while training runs.
     page.wait_for_function(f"() => ({POINTS})() >= 5")

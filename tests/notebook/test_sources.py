@@ -32,6 +32,16 @@ def test_a_dataflow_cell_counts_lines_from_the_magic_line(ip):
     assert found["w"].endswith(":4")
 
 
+def test_a_named_dataflow_cell_names_its_cell_id(ip):
+    """``%%dataflow --name NAME`` keys the cell's ops by the name; their sites still name the cell."""
+    ip.parent_header = {"metadata": {"cellId": "cell-named"}}
+    run(ip, "%%dataflow --name encoder\nq = tf.constant(1.0, name='q')\n")
+    from nbflow.notebook import magics
+
+    found = sources(magics.notebook_graphs().graph("default"))
+    assert found["q"].startswith("cell:cell-named#") and found["q"].endswith(":2")
+
+
 def test_without_a_cell_id_the_source_is_file_and_line(ip):
     ip.parent_header = {}
     run(ip, "g2 = tf.Graph()\nwith g2.as_default():\n    c = tf.constant(1.0, name='c')")

@@ -75,3 +75,10 @@ export function fromKernelHistograms(series: KernelHistograms[]): {
 }[] {
   return series.map(s => ({ run: s.run, tag: s.tag, steps: s.steps, values: s.values, nextOffset: s.steps.length }));
 }
+
+/**
+ * The DOM event a notebook widget dispatches (bubbling from its output) to open the cell that
+ * created an op: `detail` is `{cell, line}`. A widget has no access to JupyterLab's shell; the
+ * labextension listens on the document and calls `preventDefault` when it opened the cell.
+ */
+export const OPEN_CELL_EVENT = 'nbflow-open-cell';

@@ -5,10 +5,11 @@
  * value from the last run; the view reports expanded groups, the selected op and the colour
  * mode back, so the Python object always knows what is on screen. The kernel asks the view to
  * reveal an op with a message {type: 'reveal', name}: the view expands what hides it and
- * reports the expanded groups back.
+ * reports the expanded groups back. The link to the cell that created an op asks JupyterLab
+ * to open it with a DOM event (`OPEN_CELL_EVENT`), as a widget has no access to the shell.
  */
 import { GraphDef } from '../model/graphDef';
-import { KernelDetails, detailRows } from '../model/notebook';
+import { KernelDetails, OPEN_CELL_EVENT, detailRows } from '../model/notebook';
 import { ColorMode, GraphView } from '../views/graphView';
 import { html } from '../views/dom';
 import { RenderProps, installLayoutWorker, save } from './anywidget';
@@ -35,6 +36,11 @@ function render({ model, el }: RenderProps): () => void {
         if (mode === 'device' || mode === 'structure') {
           save(model, 'color_by', mode);
         }
+      },
+      openCell: (cell: string, line: number) => {
+        const ask = new CustomEvent(OPEN_CELL_EVENT, { bubbles: true, cancelable: true, detail: { cell, line } });
+        el.dispatchEvent(ask);
+        return ask.defaultPrevented; // JupyterLab's nbflow extension opened it
       }
     }
   );
