@@ -2,6 +2,8 @@
 
 import pytest
 from IPython import get_ipython
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.terminal.interactiveshell import TerminalInteractiveShell
 from IPython.testing import globalipapp
 
 from nbflow.notebook import cells
@@ -9,6 +11,12 @@ from nbflow.notebook import cells
 
 @pytest.fixture
 def ip():
+    if InteractiveShell.initialized() and not isinstance(
+        InteractiveShell.instance(), TerminalInteractiveShell
+    ):
+        # a plain shell made by a test before (ipywidgets' Output capture makes one): the
+        # test app's terminal shell is its sibling and cannot coexist with it
+        InteractiveShell.clear_instance()
     globalipapp.start_ipython()
     shell = get_ipython()
     shell.run_line_magic("load_ext", "nbflow")

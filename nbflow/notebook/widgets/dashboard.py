@@ -107,11 +107,11 @@ class SummaryDashboard(widgets.VBox):
             new = 0
             for run, data in sorted(self.source.read().items()):
                 for tag, series in list(data.scalars.items()):
-                    new += self._add_scalars(run, tag, series)
+                    new += self._add(self.scalars, None, run, tag, series)
                 for tag, series in list(data.histograms.items()):
-                    new += self._add_histograms(run, tag, series)
+                    new += self._add(self.histograms, self.histogram_box, run, tag, series)
                 for tag, series in list(data.images.items()):
-                    new += self._add_images(run, tag, series)
+                    new += self._add(self.images, self.image_box, run, tag, series)
             self.polls += 1
             if new:
                 self.status.value = f"{self.points} points"
@@ -128,43 +128,14 @@ class SummaryDashboard(widgets.VBox):
         self._seen[key] = end
         return (0 if end < start else start), end
 
-    def _add_scalars(self, run: str, tag: str, series: Any) -> int:
-        start, end = self._fresh("scalar", run, tag, series)
+    def _add(self, widget: Any, box: Any, run: str, tag: str, series: Any) -> int:
+        """Hand a series' new points to ``widget`` (shown in ``box`` once it has any)."""
+        start, end = self._fresh(widget.bundle, run, tag, series)
         if end <= start:
             return 0
-        self.scalars.extend(
-            run,
-            tag,
-            series.steps[start:end],
-            series.wall_times[start:end],
-            series.values[start:end],
-            restart=start == 0,
-        )
-        return end - start
-
-    def _add_histograms(self, run: str, tag: str, series: Any) -> int:
-        start, end = self._fresh("histogram", run, tag, series)
-        if end <= start:
-            return 0
-        if not self.histogram_box.children:
-            self.histogram_box.children = [self.histograms]
-        self.histograms.extend(
-            run,
-            tag,
-            series.steps[start:end],
-            series.wall_times[start:end],
-            series.values[start:end],
-            restart=start == 0,
-        )
-        return end - start
-
-    def _add_images(self, run: str, tag: str, series: Any) -> int:
-        start, end = self._fresh("image", run, tag, series)
-        if end <= start:
-            return 0
-        if not self.image_box.children:
-            self.image_box.children = [self.images]
-        self.images.extend(
+        if box is not None and not box.children:
+            box.children = [widget]
+        widget.extend(
             run,
             tag,
             series.steps[start:end],
