@@ -54,9 +54,18 @@ class TableError(ValueError):
 
 
 # --- checksums ----------------------------------------------------------------------------------
+_CRC_CHUNK = 1 << 20  # google_crc32c takes bytes only: a big buffer goes a cached MiB at a time
+
+
 def crc32c(data: bytes | memoryview, crc: int = 0) -> int:
-    """CRC32C (Castagnoli) of ``data``, continuing from ``crc``."""
-    return google_crc32c.extend(crc, bytes(data)) if crc else google_crc32c.value(bytes(data))
+    """CRC32C (Castagnoli) of ``data`` (bytes, or any buffer such as an array's memoryview),
+    continuing from ``crc``."""
+    if isinstance(data, bytes):
+        return google_crc32c.extend(crc, data) if crc else google_crc32c.value(data)
+    view = memoryview(data).cast("B")
+    for start in range(0, len(view), _CRC_CHUNK):
+        crc = google_crc32c.extend(crc, bytes(view[start : start + _CRC_CHUNK]))
+    return crc
 
 
 def mask_crc(crc: int) -> int:
