@@ -33,10 +33,9 @@ from playwright.sync_api import sync_playwright
 
 import nbflow.summary as summary
 from bench.common import cpu_model
-from tests.board.conftest import start_jupyter, stop
+from tests.board.conftest import launch_chromium, start_jupyter, stop
 from tests.board.graph_logs import layered_graph
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's
 OBSERVE_LONG_TASKS = """() => { window.__long = [];
   window.__longObserver = new PerformanceObserver(list => {
     for (const e of list.getEntries()) window.__long.push([e.startTime, e.duration]); });
@@ -88,10 +87,7 @@ def browser_figures(repeats: int) -> dict[str, list[float]]:
         figures: dict[str, list[float]] = {}
         try:
             with sync_playwright() as p:
-                browser = p.chromium.launch(
-                    executable_path=CHROMIUM,
-                    args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-                )
+                browser = launch_chromium(p)
                 url = f"{server.url}lab?token={server.token}"
                 measure_once(browser, url)  # warm: JupyterLab's own bundles into the cache
                 for _ in range(repeats):

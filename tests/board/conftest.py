@@ -14,12 +14,18 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.board.training_logs import write_run
 
 BASE_URL = "/user/someone/"
+CHROMIUM = "/usr/bin/chromium"  # Debian's; never `playwright install`
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]  # fmt: skip
 REPO = Path(__file__).resolve().parents[2]
 LABEXTENSION = REPO / "nbflow" / "labextension"  # `npm run build:prod` in extension/ writes it
 
@@ -148,3 +154,8 @@ def jupyter_server(board_root, tmp_path_factory) -> Iterator[Server]:
     server = start_jupyter(board_root, "server", tmp_path_factory.mktemp("server"))
     yield server
     stop(server)
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """Debian's headless Chromium through Python Playwright, quiet (no updates, sync, GPU)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

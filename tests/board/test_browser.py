@@ -20,10 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.board.conftest import start_jupyter, stop
+from tests.board.conftest import CHROMIUM, launch_chromium, start_jupyter, stop
 from tests.board.training_logs import LOSS_TAG, write_run
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "board"
 TIMEOUT_MS = 20_000
 TF_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf"
@@ -53,13 +52,7 @@ def lab(tmp_path_factory):
 def page(lab):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
-            ],
-        )  # fmt: skip
+        browser = launch_chromium(p)
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)

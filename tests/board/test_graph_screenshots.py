@@ -20,10 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.board.conftest import free_port, start_jupyter, stop, wait_until
+from tests.board.conftest import (
+    CHROMIUM,
+    free_port,
+    launch_chromium,
+    start_jupyter,
+    stop,
+    wait_until,
+)
 from tests.board.graph_logs import write_all
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "graphs"
 TIMEOUT_MS = 30_000
 
@@ -55,10 +61,7 @@ def lab(logs, tmp_path_factory):
 def browser():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-        )
+        chromium = launch_chromium(p)
         yield chromium
         chromium.close()
 

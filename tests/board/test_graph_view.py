@@ -17,11 +17,10 @@ from pathlib import Path
 import pytest
 
 import nbflow.summary as summary
-from tests.board.conftest import start_jupyter, stop
+from tests.board.conftest import CHROMIUM, launch_chromium, start_jupyter, stop
 from tests.board.graph_logs import layered_graph, write_mlp
 from tests.board.training_logs import write_run
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "board"
 TIMEOUT_MS = 30_000
 
@@ -94,16 +93,7 @@ def lab(tmp_path_factory):
 def page(lab):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-            ],
-        )
+        browser = launch_chromium(p)
         context = browser.new_context(
             viewport={"width": 1400, "height": 900}, accept_downloads=True
         )

@@ -25,9 +25,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.board.conftest import start_jupyter, stop
+from tests.board.conftest import CHROMIUM, launch_chromium, start_jupyter, stop
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TIMEOUT_MS = 30_000
 
@@ -159,13 +158,7 @@ def lab(tmp_path_factory):
 def page(lab):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
-            ],
-        )  # fmt: skip
+        browser = launch_chromium(p)
         context = browser.new_context(viewport={"width": 1400, "height": 1400})
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)

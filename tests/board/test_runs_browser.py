@@ -22,11 +22,10 @@ import numpy as np
 import pytest
 
 from nbflow.summary.reader import LogReader
-from tests.board.conftest import start_jupyter, stop
+from tests.board.conftest import CHROMIUM, launch_chromium, start_jupyter, stop
 from tests.board.sweep_logs import LOSS_TAG, write_sweep
 from tests.board.test_graph_screenshots import start_tensorboard
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "runs"
 TIMEOUT_MS = 30_000
 TENSORBOARD = shutil.which("tensorboard", path=str(Path(sys.executable).parent))
@@ -60,10 +59,7 @@ def lab(root, tmp_path_factory):
 def browser():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
-        )
+        chromium = launch_chromium(p)
         yield chromium
         chromium.close()
 
