@@ -119,6 +119,9 @@ FUNCTION_LEVEL_IMPORTS: dict[tuple[str, str], str] = {
     ("nbflow.devices.gpu", "cupy"): "optional: CuPy only where a GPU is asked for",
     ("nbflow.devices.gpu_kernels", "cupy"): "optional: CuPy only where a GPU is asked for",
     ("nbflow.distributed.cluster", "dask_gateway"): "optional: only for a dask-gateway cluster",
+    ("nbflow.ops.histogram", "numba"): (
+        "heavy: numba (about 0.5 s to import) loads with the first histogram summary counted"
+    ),
     ("nbflow.train.basic_session_run_hooks", "tqdm"): (
         "tqdm.auto picks the notebook bar inside IPython and with it ipywidgets; only for "
         "ProgressBarHook"

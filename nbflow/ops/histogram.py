@@ -21,9 +21,12 @@ thresholds below it and where inside it the next one lies, folded into one integ
     slot = (table[bits >> shift] + bits) >> shift        # shift = bits per value - 16
 
 is that count (the addition carries into the count exactly when the value's low bits reach the
-cell's threshold). One gather, one add and one shift per value, then ``np.bincount`` over the
-slots; a slot maps to a TensorFlow bucket through a small array. Values go through in chunks
-into reused scratch buffers, so no large temporary array is allocated per call.
+cell's threshold). One gather, one add and one shift per value, in a loop compiled by numba that
+counts the slots as it goes; a slot maps to a TensorFlow bucket through a small array. A second
+compiled loop takes the float64 sum and sum of squares in SIMD lanes, and NumPy the min and max.
+The 78,400 weights of the Figure 1 MLP take ~110 µs in all (the NumPy passes this replaced,
+shifts, ``take``, ``bincount`` and float64 dot products: ~450 µs), and the compiled loops release
+the GIL, so a histogram counted on the summary thread does not hold up the step's thread.
 
 Every dtype is read as TensorFlow's kernel reads it (``static_cast<double>``): float16, bfloat16,
 small integers and bool are exact in float32 and counted there; larger integers go to float64.
@@ -31,17 +34,17 @@ small integers and bool are exact in float32 and counted there; larger integers 
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import math
 import struct
 from dataclasses import dataclass
 from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
 from nbflow import errors
 from nbflow.framework import protos
+from nbflow.framework.wire_format import varint
 
 DBL_MAX = float(np.finfo(np.float64).max)
 
@@ -61,8 +64,6 @@ BUCKET_LIMITS = np.concatenate(
     [[-DBL_MAX], -POSITIVE_LIMITS[::-1], [0.0], POSITIVE_LIMITS, [DBL_MAX]]
 )
 _ZERO_BUCKET = len(POSITIVE_LIMITS) + 2  # [0, 1e-12): zeros and subnormals
-_CHUNK = 1 << 17  # values per pass: two scratch buffers of 1 MiB
-_ROW = 1 << 13  # values per dot product of the sum of squares
 
 
 @dataclass(frozen=True)
@@ -71,9 +72,11 @@ class _Bucketing:
 
     bits: type[np.unsignedinteger]  # the unsigned integer type of the value's width
     shift: int  # bits below the 16-bit cell
-    table: np.ndarray  # [65536] of ``bits``: sums with the value's bits wrap around
+    table: np.ndarray  # [65536] uint64: sums with the value's bits wrap at its width
     bucket_of_slot: np.ndarray  # intp; len(BUCKET_LIMITS) for a value of DBL_MAX, past the last
-    subnormal_slots: tuple[int, int]  # the slots of positive and negative subnormals
+    subnormal_slots: np.ndarray  # intp [2]: the slots of positive and negative subnormals
+
+    slot_finding: tuple  # the table, shift, mask and both maps above, as ``count_buckets`` reads
 
 
 @functools.cache
@@ -119,49 +122,67 @@ def _bucketing(dtype: type) -> _Bucketing:
             _ZERO_BUCKET - np.maximum(negative_slots - 1, 0),
         ]
     ).astype(np.intp)
+    table = table.astype(bits).astype(np.uint64)  # float32: the low 32 bits (sums wrap)
+    subnormal_slots = np.array([1, len(sides[0]) + 2], dtype=np.intp)
+    mask = np.uint64(np.iinfo(bits).max)
     return _Bucketing(
         bits=bits,
         shift=shift,
-        table=table.astype(bits),  # float32: the low 32 bits, as the sums wrap at 2**32
+        table=table,
         bucket_of_slot=bucket_of_slot,
-        subnormal_slots=(1, len(sides[0]) + 2),
+        subnormal_slots=subnormal_slots,
+        slot_finding=(table, np.uint64(shift), mask, bucket_of_slot, subnormal_slots),
     )
 
 
-_scratch_pool: list[np.ndarray] = []  # spare [2, _CHUNK] intp buffers (list.pop is atomic)
+@functools.cache
+def _kernels() -> tuple[Callable, Callable]:
+    """The two compiled passes, built on first use (importing numba takes ~0.5 s; compiled code
+    is cached on disk, so only a machine's first histogram of each dtype compiles). Both release
+    the GIL, so a histogram counted on the background worker runs beside the step's thread."""
+    import numba
 
+    @numba.njit(nogil=True, cache=True)
+    def count_buckets(bits, table, shift, mask, bucket_of_slot, subnormal_slots, buckets, listed):
+        # the slot of each value (module docstring), counted into four rows in turn so that
+        # equal neighbours do not wait on each other's increment; then the slots' buckets,
+        # which of them the proto lists, how many values were subnormal and how many lie in the
+        # outermost buckets (beyond ±1e20, or inf and NaN)
+        slots = np.zeros((4, bucket_of_slot.size), dtype=np.int64)
+        n = bits.size
+        whole = n - n % 4
+        for i in range(0, whole, 4):
+            for lane in range(4):
+                b = np.uint64(bits[i + lane])
+                slots[lane, ((table[b >> shift] + b) & mask) >> shift] += 1
+        for i in range(whole, n):
+            b = np.uint64(bits[i])
+            slots[0, ((table[b >> shift] + b) & mask) >> shift] += 1
+        for slot in range(bucket_of_slot.size):
+            buckets[bucket_of_slot[slot]] += slots[0, slot] + slots[1, slot] + slots[2, slot]
+            buckets[bucket_of_slot[slot]] += slots[3, slot]
+        subnormal = 0
+        for slot in subnormal_slots:
+            subnormal += slots[0, slot] + slots[1, slot] + slots[2, slot] + slots[3, slot]
+        last = listed.size - 1  # an empty bucket is listed only as the last of its empty run
+        for k in range(last):
+            listed[k] = buckets[k] > 0 or buckets[k + 1] > 0
+        listed[last] = True
+        outermost = buckets[0] + buckets[1] + buckets[last] + buckets[last + 1]
+        return subnormal, outermost
 
-def _counts_and_sums(values: np.ndarray, bucketing: _Bucketing) -> tuple[np.ndarray, float, float]:
-    """Slot counts, sum and sum of squares (float64) of finite, contiguous, 1-D ``values``."""
-    bits: np.ndarray = values.view(bucketing.bits)
-    shift, table = bucketing.shift, bucketing.table
-    counts = np.zeros(len(bucketing.bucket_of_slot), dtype=np.intp)
-    total = squares = 0.0
-    try:
-        scratch = _scratch_pool.pop()
-    except IndexError:
-        scratch = np.empty((2, _CHUNK), dtype=np.intp)
-    try:
-        for start in range(0, values.size, _CHUNK):
-            chunk, chunk_bits = values[start : start + _CHUNK], bits[start : start + _CHUNK]
-            n = chunk.size
-            # float64 sums; the squares as dot products of rows short enough that BLAS keeps
-            # them on this thread (OpenBLAS splits a dot product only past 10,000 elements)
-            wide = scratch[0, : -(-n // _ROW) * _ROW].view(np.float64)
-            np.copyto(wide[:n], chunk)
-            wide[n:] = 0.0
-            total += float(wide.sum())
-            rows = wide.reshape(-1, _ROW)
-            squares += float(np.matmul(rows[:, None, :], rows[:, :, None]).sum())
-            cells, slots = scratch[0, :n], scratch[1, :n].view(bucketing.bits)[:n]
-            np.right_shift(chunk_bits, shift, out=cells, casting="unsafe")
-            table.take(cells, out=slots, mode="clip")
-            np.add(slots, chunk_bits, out=slots)  # wraps around, by design of the table
-            np.right_shift(slots, shift, out=cells, casting="unsafe")
-            counts += np.bincount(cells, minlength=len(counts))
-    finally:
-        _scratch_pool.append(scratch)
-    return counts, total, squares
+    @numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
+    def sums(values):  # pragma: no cover - compiled
+        # the float64 sum and sum of squares, in SIMD lanes like NumPy's pairwise sum
+        # (TensorFlow adds in order: all orders agree to ulps of the sum of magnitudes)
+        total = squares = 0.0
+        for i in range(values.size):
+            value = np.float64(values[i])
+            total += value
+            squares += value * value
+        return total, squares
+
+    return count_buckets, sums
 
 
 def _not_finite(values: np.ndarray, name: str) -> errors.OpError:
@@ -220,43 +241,27 @@ def _histogram(values: np.ndarray, name: str) -> tuple[tuple, np.ndarray, np.nda
     x = _as_counted(np.asarray(values))
     if not x.size:
         return (DBL_MAX, -DBL_MAX, 0.0, 0.0, 0.0), BUCKET_LIMITS[-1:], np.zeros(1)
-    lo, hi = float(x.min()), float(x.max())
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise _not_finite(x, name)
     bucketing = _bucketing(x.dtype.type)  # type: ignore[arg-type]  # mypy: a class is Hashable
-    with np.errstate(over="ignore") if max(-lo, hi) > 1e154 else contextlib.nullcontext():
-        slot_counts, total, squares = _counts_and_sums(x, bucketing)  # squares may be inf
+    count_buckets, sums = _kernels()
+    counts = np.zeros(len(BUCKET_LIMITS) + 1, dtype=np.int64)  # past the end: DBL_MAX, inf, nan
+    listed = np.empty(len(BUCKET_LIMITS), dtype=np.bool_)
+    subnormal, outermost = count_buckets(
+        x.view(bucketing.bits), *bucketing.slot_finding, counts, listed
+    )
+    # inf and NaN count in the outermost buckets, beside values beyond ±1e20: look only then
+    if outermost and not np.isfinite(x).all():
+        raise _not_finite(x, name)
     flushed = x
-    positive_subnormal, negative_subnormal = bucketing.subnormal_slots
-    if slot_counts[positive_subnormal] or slot_counts[negative_subnormal]:  # rare: signed zeros
+    if subnormal:  # rare: they count as zeros of their sign
         flushed = np.where(np.abs(x) < np.finfo(x.dtype).smallest_normal, x * 0, x)
-        lo, hi = float(flushed.min()), float(flushed.max())
-        total = float(flushed.sum(dtype=np.float64))
-        with np.errstate(over="ignore"):
-            squares = float(np.square(flushed, dtype=np.float64).sum())
+    lo, hi = float(flushed.min()), float(flushed.max())
+    total, squares = sums(flushed)
     if lo == 0 or hi == 0:  # which zero: the first seen; float32 -> double flushes subnormals
         shown = flushed if x.dtype == np.float32 else x
         first_zero = float(shown[int(np.argmax(flushed == 0))])
         lo, hi = (first_zero if lo == 0 else lo), (first_zero if hi == 0 else hi)
-    counts = np.bincount(
-        bucketing.bucket_of_slot, weights=slot_counts, minlength=len(BUCKET_LIMITS) + 1
-    )[: len(BUCKET_LIMITS)]
-    # An empty bucket is listed only as the last of its run of empty buckets.
-    listed = counts > 0
-    listed[:-1] |= listed[1:]
-    listed[-1] = True
     stats = (lo, hi, float(x.size), 0.0 + total, squares)
-    return stats, BUCKET_LIMITS[listed], counts[listed]
-
-
-def varint(n: int) -> bytes:
-    """A protobuf varint (a field's length), for messages written directly."""
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    return stats, BUCKET_LIMITS[listed], counts[:-1][listed].astype(np.float64)
 
 
 _DOUBLE = struct.Struct("<d")

@@ -27,19 +27,26 @@ the rest of a small training step's kernels, and nothing in the step but the sum
    runs the readers when ``done`` is called. A cancelled step (``Session.close``) stops waiting
    at once; the worker finishes the snapshot and its ``done`` is ignored.
 
-The NumPy calls of the counting (copies, shifts, ``take``, ``bincount``, the float64 sums)
-release the GIL, and the ``Summary`` bytes are written directly (``histogram.py``), so the
-worker holds the GIL only between calls. That is still too often for a small step: the step's
-thread, itself a string of short kernels, and the worker hand the GIL back and forth around every
-call, and on the shared 2-core box both ran about half as fast side by side as alone. So step 2
-is switched by ``histograms_in_background`` (off by default): off, the kernel counts the snapshot
-at once and calls ``done`` before returning, and the step waits for nothing.
+The counting is two compiled loops that release the GIL (``histogram.py``: ~80 µs for the
+78,400 weights of the Figure 1 MLP, ~110 µs with the min, max and framing), and the ``Summary``
+bytes are written directly. Even so the worker does not pay on a 2-core machine: the step's
+matmuls keep OpenBLAS's second thread spinning on the other core, so the worker's loop runs
+beside it at half speed, and the step waits at the join about as long as counting in line
+takes (measured: a summary step +300 µs on the worker, +250 µs in line). So step 2 is switched by
+``histograms_in_background`` (off by default): off, the kernel counts the snapshot at once and
+calls ``done`` before returning, and the step waits for nothing.
+
+Merging and writing cost next to nothing: ``MergeSummary`` reads only its inputs' tags, from
+the wire, and ``FileWriter.add_summary`` puts the Event's few key bytes in front of the merged
+bytes (framework/wire_format.py), where parsing and re-serializing through protobuf cost more
+than the histogram itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import math
 import os
 import queue
 import re
@@ -59,7 +66,8 @@ from nbflow.framework import protos
 from nbflow.framework.op_def import KernelContext, OpDef, Sample, TensorSpec
 from nbflow.framework.ops import GraphKeys
 from nbflow.framework.tensor_shape import TensorShape
-from nbflow.ops.histogram import histogram_summary_bytes, snapshot, varint
+from nbflow.framework.wire_format import WireError, summary_tags, varint
+from nbflow.ops.histogram import histogram_summary_bytes, snapshot
 from nbflow.ops.array_ops import constant
 
 
@@ -84,7 +92,11 @@ def _scalar_value_bytes(tag: str, value: float) -> bytes:
     field 1 (``tag``, a string, left out when empty as proto3 does) and field 2 (``simple_value``,
     a float in a oneof, so always written), in field order as protobuf writes them."""
     name = tag.encode()
-    inner = (b"\n" + varint(len(name)) + name if name else b"") + b"\x15" + _FLOAT.pack(value)
+    try:
+        packed = _FLOAT.pack(value)
+    except OverflowError:  # static_cast<float>: beyond float32's range is inf
+        packed = _FLOAT.pack(math.copysign(math.inf, value))
+    inner = (b"\n" + varint(len(name)) + name if name else b"") + b"\x15" + packed
     return b"\n" + varint(len(inner)) + inner
 
 
@@ -183,6 +195,8 @@ class ScalarSummary(_SummaryOp):
                 f"tags and values must have the same shape: {list(tags.shape)} vs "
                 f"{list(values.shape)}",
             )
+        if not values.ndim:  # one loss, one accuracy: the common case, without lists
+            return _bytes_scalar(_scalar_value_bytes(_text(tags.item()), float(values)))
         return _bytes_scalar(
             b"".join(
                 _scalar_value_bytes(_text(tag), value)
@@ -230,11 +244,9 @@ _worker = _BackgroundWorker()
 
 
 # Whether ``HistogramSummary`` counts on the background worker (True) or in its kernel's own
-# thread, completing at once (False). Off by default: on the shared 2-core box the worker and
-# the step's thread slow each other down about twice over (both take turns on the GIL around
-# every NumPy call, and each hand-over is a thread switch), so a step waits for its histogram
-# about as long as it took to count it in line (README, Performance). Worth turning on where the
-# step's own work leaves the GIL free for long stretches (large BLAS kernels).
+# thread, completing at once (False). Off by default: on a 2-core machine the worker's compiled
+# loop shares the second core with OpenBLAS's threads, so a step waits for its histogram about as
+# long as counting it in line takes (module docstring). Worth turning on where cores are spare.
 histograms_in_background = False
 
 
@@ -384,18 +396,24 @@ class MergeSummary(_SummaryOp):
         return _string_spec()
 
     def compute(self, ctx: KernelContext, inputs: Sequence[Any]) -> np.ndarray:
-        # A Summary is one repeated field, so concatenated Summaries are their merge; the inputs
-        # are parsed only to check their tags.
+        # A Summary is one repeated field, so concatenated Summaries are their merge; only the
+        # inputs' tags are read, from the wire (framework/wire_format.py)
         parts = []
         seen: set[str] = set()
         for serialized in inputs:
             for data in np.asarray(serialized, dtype=object).ravel():
-                for value in protos.Summary.FromString(data).value:
-                    if value.tag in seen:
+                try:
+                    tags = summary_tags(data)
+                except (WireError, TypeError) as e:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Could not parse one of the summary inputs: {e}"
+                    ) from None
+                for tag in tags:
+                    if tag in seen:
                         raise errors.InvalidArgumentError(
-                            None, None, f"Duplicate tag {value.tag} found in summary inputs"
+                            None, None, f"Duplicate tag {tag} found in summary inputs"
                         )
-                    seen.add(value.tag)
+                    seen.add(tag)
                 parts.append(data)
         return _bytes_scalar(b"".join(parts))
 

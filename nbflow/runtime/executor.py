@@ -169,12 +169,14 @@ def fail_step(
 
 class Pending:
     """The result of a background kernel started by a straight-line step: ``done`` is its
-    continuation (called once, from the worker's thread), ``wait`` the step's join point."""
+    continuation (called once, from the worker's thread), ``wait`` the step's join point. The
+    event to wait on is made only when the step has to wait: a kernel that finished in line
+    (``histograms_in_background`` off) costs no lock."""
 
     __slots__ = ("_event", "_called", "_result", "_error")
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._event: threading.Event | None = None
         self._called = False
         self._result: Any = None
         self._error: BaseException | None = None
@@ -184,19 +186,26 @@ class Pending:
             return
         self._result, self._error = result, error
         self._called = True
-        self._event.set()
+        event = self._event  # read after ``_called`` is set: see ``wait``
+        if event is not None:
+            event.set()
 
     def wait(self, ctx: KernelContext, deadline: float | None) -> Any:
         """The kernel's result, or its error; a cancelled step (``Session.close``) or a passed
         deadline stops waiting at once."""
         if not self._called:
+            # set the event before looking at ``_called`` again: a ``done`` in between either
+            # saw the event (and sets it) or set ``_called`` before this second look
+            event = self._event = threading.Event()
+            if self._called:
+                event.set()
             cancellation = ctx.cancellation
-            token = cancellation.register(self._event.set)
+            token = cancellation.register(event.set)
             if token is None:
                 raise cancellation.reason()
             try:
                 timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-                self._event.wait(timeout)
+                event.wait(timeout)
             finally:
                 cancellation.deregister(token)
             if not self._called:

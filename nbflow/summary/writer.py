@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from nbflow.framework import protos
+from nbflow.framework.wire_format import WireError, event_bytes, summary_tags
 from nbflow.summary.records import RecordWriter, encode_record
 
 _file_counter = itertools.count()
@@ -114,12 +115,13 @@ class EventFileWriter:
         self._add(event)
 
     def add_summary(self, wall_time: float, step: int | None, summary: bytes) -> None:
-        """Queue the Event of a serialized Summary (``step`` None: not set)."""
-        event = protos.Event(wall_time=wall_time)
-        if step is not None:
-            event.step = step
-        event.summary.ParseFromString(summary)
-        self._add(encode_record(event.SerializeToString()))
+        """Queue the Event of a serialized Summary (``step`` None: not set), written from the
+        bytes (framework/wire_format.py) after checking they are a well-formed message."""
+        try:
+            summary_tags(summary)
+        except WireError as e:
+            raise ValueError(f"not a serialized Summary ({e}): {summary[:32]!r}") from None
+        self._add(encode_record(event_bytes(wall_time, step or 0, summary)))
 
     def _add(self, item: Any) -> None:
         if self._closed:
