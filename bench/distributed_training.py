@@ -135,6 +135,7 @@ class Replicas:
         self.coord = tf.train.Coordinator()
         graph0, init, *_ = self.built[0]
         self.sessions = [tf.Session(target_of(r), graph=b[0]) for r, b in enumerate(self.built)]
+        self.reader = tf.Session(target_of(0), graph=graph0)  # the global step, between steps
         self.sessions[0].run(init)
         for sess, (_, _, _, _, hook, _) in zip(self.sessions, self.built):
             if hook is not None:
@@ -207,10 +208,13 @@ class Replicas:
             self.idle[r].set()
 
     def global_step(self) -> int:
-        return int(self.sessions[0].run(self.built[0][5]))
+        return int(self.reader.run(self.built[0][5]))
 
     def block(self, seconds: float) -> dict:
-        """Run the loops for ``seconds``: examples/s and the steps' times (s)."""
+        """Run the loops for ``seconds``: examples/s, global steps/s (synchronous) and the
+        steps' times (s). Steps and the global step are read when the time is up, while the
+        loops still run: a synchronous worker left waiting for a token when the others pause
+        must not stretch the block (it waits, untimed, into the next one)."""
         for times in self.times:
             times.clear()
         steps0 = list(self.steps)
@@ -220,27 +224,28 @@ class Replicas:
         deadline = start + seconds
         while time.perf_counter() < deadline and not self.errors:
             time.sleep(0.01)
+        steps1 = list(self.steps)
+        g1 = self.global_step() if self.config.sync else 0
+        elapsed = time.perf_counter() - start
         self.running.clear()
-        # Synchronous: a paused worker can leave another waiting for its token (a worker may
-        # run a step ahead); that one waits, idle, through the pause and finishes in the next
-        # block (its step is not timed).
         patience = 2.0 if self.config.sync else 60.0
         until = time.perf_counter() + patience
         for idle in self.idle:
             if not idle.wait(max(0.0, until - time.perf_counter())) and not self.config.sync:
                 raise TimeoutError(f"{self.config.label}: a worker loop does not pause")
-        elapsed = time.perf_counter() - start
         if self.errors:
             raise self.errors[0]
         batch = MODELS[self.config.model][1]
         if self.config.sync:
-            examples = (
-                (self.global_step() - g0) * batch * (self.config.workers - self.config.backups)
-            )
+            examples = (g1 - g0) * batch * (self.config.workers - self.config.backups)
         else:
-            examples = (sum(self.steps) - sum(steps0)) * batch
+            examples = (sum(steps1) - sum(steps0)) * batch
         times = [t for r in self.times for t in r]
-        return {"examples_per_s": examples / elapsed, "times": times}
+        return {
+            "examples_per_s": examples / elapsed,
+            "global_steps_per_s": (g1 - g0) / elapsed,
+            "times": times,
+        }
 
     def close(self) -> None:
         self.stopping = True
@@ -248,7 +253,7 @@ class Replicas:
         self.running.set()
         for t in self.threads:
             t.join(10)
-        for sess in self.sessions:
+        for sess in [*self.sessions, self.reader]:
             sess.close()
 
 
@@ -484,6 +489,20 @@ def _results(config: Config, framework: str, blocks: list[dict], note: str = "")
             note=note,
         ),  # fmt: skip
     ]
+    if config.sync:
+        steps = [b["global_steps_per_s"] for b in blocks]
+        out.append(
+            Result(
+                SUITE,
+                config.label + " (global steps)",
+                framework,
+                statistics.median(steps),
+                "steps/s",
+                len(steps),
+                (min(steps), max(steps)),
+                note=note,
+            )  # fmt: skip
+        )
     if times:
         ordered = sorted(times)
         spread = (ordered[int(0.1 * (len(ordered) - 1))], ordered[int(0.9 * (len(ordered) - 1))])
@@ -583,21 +602,29 @@ def run_nbflow(quick: bool = False) -> list[Result]:
 
 
 def table(results: list[Result]) -> str:
-    """examples/s and step ms per configuration, each framework, and the ratios."""
+    """examples/s, global steps/s (synchronous) and step ms per configuration, each framework,
+    and the ratios."""
     by = {(r.workload, r.framework): r for r in results}
     frameworks = list(dict.fromkeys(r.framework for r in results))
-    labels = list(dict.fromkeys(r.workload for r in results if not r.workload.endswith("(step)")))
+    labels = list(
+        dict.fromkeys(r.workload for r in results if not r.workload.endswith(")"))
+    )  # fmt: skip
     head = ["configuration"]
     for f in frameworks:
-        head += [f"{f} ex/s", f"{f} ms"]
+        head += [f"{f} ex/s", f"{f} steps/s", f"{f} ms"]
     head += ["nbflow/TF", "nbflow/floor"]
     rows = [head]
     for label in labels:
         row = [label]
         for f in frameworks:
             rate_ = by.get((label, f))
+            steps = by.get((label + " (global steps)", f))
             step = by.get((label + " (step)", f))
-            row += [f"{rate_.value:,.0f}" if rate_ else "", f"{step.value:.2f}" if step else ""]
+            row += [
+                f"{rate_.value:,.0f}" if rate_ else "",
+                f"{steps.value:.1f}" if steps else "",
+                f"{step.value:.2f}" if step else "",
+            ]
         nb, ref = by.get((label, "nbflow")), by.get((label, "tensorflow"))
         row.append(f"{nb.value / ref.value:.2f}x" if nb and ref else "")
         floor = by.get((label.split(",")[0] + ", async, 1 worker", "floor"))

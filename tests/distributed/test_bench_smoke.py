@@ -18,6 +18,8 @@ def test_nbflow_side_trains_async_and_sync():
         rate = by[(config.label, "nbflow")]
         assert rate.unit == "examples/s" and rate.value > 0, rate  # sync: the global step moved
         assert by[(config.label + " (step)", "nbflow")].value > 0
+        if config.sync:  # counted while the loops run, not stretched by a pause
+            assert by[(config.label + " (global steps)", "nbflow")].value > 0
     floor = by[(bench.Config("tiny", 1).label, "floor")]
     assert floor.value > 0 and "KB each way" in floor.note
     assert "tiny, sync, 2 workers" in bench.table(results)
