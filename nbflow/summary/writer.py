@@ -148,6 +148,8 @@ class EventFileWriter:
                 self._wake.notify_all()
             return
         try:
+            if not self._thread.is_alive():  # closed (or failed) while this event was added
+                return
             with self._wake:
                 if any(not isinstance(item, bytes) for item in self._pending):
                     self._wake.notify_all()

@@ -349,3 +349,31 @@ def test_a_caller_blocks_while_max_queue_events_are_pending(tmp_path):
     writer.close()
     events = list(tf.summary.summary_iterator(_event_files(tmp_path)[0]))[1:]
     assert [e.step for e in events] == [100, 1, 2, 3]
+
+
+def test_events_added_from_several_threads_are_each_written_once_in_each_threads_order(tmp_path):
+    # full batches are appended by the adding thread itself, or by the writer thread when that
+    # one is busy: both under one lock, so nothing is lost, doubled or reordered within a thread
+    import threading
+
+    writer = tf.summary.FileWriter(str(tmp_path), max_queue=4, flush_secs=3600)
+    threads, per_thread = 4, 150
+
+    def add(t):
+        for k in range(per_thread):
+            writer.add_summary(_summary_bytes(f"t{t}", float(k)), t * 1000 + k)
+            if k == per_thread // 2:
+                writer.flush()
+
+    workers = [threading.Thread(target=add, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    writer.close()
+    events = list(tf.summary.summary_iterator(_event_files(tmp_path)[0]))[1:]
+    steps = [e.step for e in events]
+    assert sorted(steps) == sorted(t * 1000 + k for t in range(threads) for k in range(per_thread))
+    for t in range(threads):
+        mine = [s for s in steps if s // 1000 == t]
+        assert mine == sorted(mine)
