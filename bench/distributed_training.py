@@ -475,34 +475,16 @@ class Floor:
 
 # --- the run --------------------------------------------------------------------------------------
 def _results(config: Config, framework: str, blocks: list[dict], note: str = "") -> list[Result]:
-    rates = [b["examples_per_s"] for b in blocks]
-    times = [t * 1e3 for b in blocks for t in b["times"]]
-    out = [
-        Result(
-            SUITE,
-            config.label,
-            framework,
-            statistics.median(rates),
-            "examples/s",
-            len(rates),
-            (min(rates), max(rates)),
-            note=note,
-        ),  # fmt: skip
-    ]
+    def rate(suffix: str, key: str, unit: str) -> Result:
+        values = [b[key] for b in blocks]
+        middle, spread = statistics.median(values), (min(values), max(values))
+        label = config.label + suffix
+        return Result(SUITE, label, framework, middle, unit, len(values), spread, note=note)
+
+    out = [rate("", "examples_per_s", "examples/s")]
     if config.sync:
-        steps = [b["global_steps_per_s"] for b in blocks]
-        out.append(
-            Result(
-                SUITE,
-                config.label + " (global steps)",
-                framework,
-                statistics.median(steps),
-                "steps/s",
-                len(steps),
-                (min(steps), max(steps)),
-                note=note,
-            )  # fmt: skip
-        )
+        out.append(rate(" (global steps)", "global_steps_per_s", "steps/s"))
+    times = [t * 1e3 for b in blocks for t in b["times"]]
     if times:
         ordered = sorted(times)
         spread = (ordered[int(0.1 * (len(ordered) - 1))], ordered[int(0.9 * (len(ordered) - 1))])

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import struct
 
+from nbflow.framework.table import TableError, get_varint, put_varint
+
 _DOUBLE = struct.Struct("<d")
 _NO_BITS = bytes(8)
 _INT64 = (1 << 64) - 1
@@ -32,26 +34,24 @@ class WireError(ValueError):
 
 
 def varint(n: int) -> bytes:
-    """``n`` (non-negative, below 2**64) as a protobuf varint: 7 bits a byte, low bits first."""
+    """``n`` (non-negative, below 2**64) as a protobuf varint, as the table format writes it."""
     out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
+    put_varint(out, n)
     return bytes(out)
 
 
+def double_field(key: int, value: float) -> bytes:
+    """A double field (``key``: field number << 3 | 1), left out where all the value's bits are
+    zero, as proto3 does (a -0.0 stays)."""
+    packed = _DOUBLE.pack(value)
+    return b"" if packed == _NO_BITS else bytes((key,)) + packed
+
+
 def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise WireError("truncated or overlong varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
+    try:
+        return get_varint(data, pos)
+    except TableError as e:
+        raise WireError(str(e)) from None
 
 
 def _field(data: bytes, pos: int, end: int) -> tuple[int, int, int, int]:
@@ -99,10 +99,7 @@ def event_bytes(wall_time: float, step: int | None, summary: bytes) -> bytes:
     """``Event(wall_time=..., step=..., summary=Summary.FromString(summary))`` serialized:
     fields 1 (a double), 2 (an int64 varint, two's complement when negative) and 5 (the
     ``Summary``, part of a oneof, so written even when empty)."""
-    head = b""
-    packed = _DOUBLE.pack(wall_time)
-    if packed != _NO_BITS:
-        head = b"\x09" + packed
+    head = double_field(0x09, wall_time)
     if step:
         head += b"\x10" + varint(step & _INT64)
     return head + b"\x2a" + varint(len(summary)) + summary

@@ -35,7 +35,6 @@ small integers and bool are exact in float32 and counted there; larger integers 
 from __future__ import annotations
 
 import functools
-import struct
 from dataclasses import dataclass
 from typing import Any
 from collections.abc import Callable
@@ -44,7 +43,7 @@ import numpy as np
 
 from nbflow import errors
 from nbflow.framework import protos
-from nbflow.framework.wire_format import varint
+from nbflow.framework.wire_format import double_field, varint
 
 DBL_MAX = float(np.finfo(np.float64).max)
 
@@ -71,12 +70,15 @@ class _Bucketing:
     """The per-dtype tables that turn a value's bits into a slot, and a slot into a bucket."""
 
     bits: type[np.unsignedinteger]  # the unsigned integer type of the value's width
-    shift: int  # bits below the 16-bit cell
+    # the arguments of ``count_buckets`` after the bits, in its order:
     table: np.ndarray  # [65536] uint64: sums with the value's bits wrap at its width
+    shift: np.uint64  # bits below the 16-bit cell
+    mask: np.uint64  # the value's width: all ones
     bucket_of_slot: np.ndarray  # intp; len(BUCKET_LIMITS) for a value of DBL_MAX, past the last
     subnormal_slots: np.ndarray  # intp [2]: the slots of positive and negative subnormals
 
-    slot_finding: tuple  # the table, shift, mask and both maps above, as ``count_buckets`` reads
+    def kernel_args(self) -> tuple:
+        return self.table, self.shift, self.mask, self.bucket_of_slot, self.subnormal_slots
 
 
 @functools.cache
@@ -122,16 +124,13 @@ def _bucketing(dtype: type) -> _Bucketing:
             _ZERO_BUCKET - np.maximum(negative_slots - 1, 0),
         ]
     ).astype(np.intp)
-    table = table.astype(bits).astype(np.uint64)  # float32: the low 32 bits (sums wrap)
-    subnormal_slots = np.array([1, len(sides[0]) + 2], dtype=np.intp)
-    mask = np.uint64(np.iinfo(bits).max)
     return _Bucketing(
         bits=bits,
-        shift=shift,
-        table=table,
+        table=table.astype(bits).astype(np.uint64),  # float32: the low 32 bits (sums wrap)
+        shift=np.uint64(shift),
+        mask=np.uint64(np.iinfo(bits).max),
         bucket_of_slot=bucket_of_slot,
-        subnormal_slots=subnormal_slots,
-        slot_finding=(table, np.uint64(shift), mask, bucket_of_slot, subnormal_slots),
+        subnormal_slots=np.array([1, len(sides[0]) + 2], dtype=np.intp),
     )
 
 
@@ -246,7 +245,7 @@ def _histogram(values: np.ndarray, name: str) -> tuple[tuple, np.ndarray, np.nda
     counts = np.zeros(len(BUCKET_LIMITS) + 1, dtype=np.int64)  # past the end: DBL_MAX, inf, nan
     listed = np.empty(len(BUCKET_LIMITS), dtype=np.bool_)
     subnormal, outermost = count_buckets(
-        x.view(bucketing.bits), *bucketing.slot_finding, counts, listed
+        x.view(bucketing.bits), *bucketing.kernel_args(), counts, listed
     )
     # inf and NaN count in the outermost buckets, beside values beyond ±1e20: look only then
     if outermost and not np.isfinite(x).all():
@@ -264,20 +263,11 @@ def _histogram(values: np.ndarray, name: str) -> tuple[tuple, np.ndarray, np.nda
     return stats, BUCKET_LIMITS[listed], counts[:-1][listed].astype(np.float64)
 
 
-_DOUBLE = struct.Struct("<d")
-_NO_BITS = bytes(8)
-
-
 def _encode(stats: tuple, limits: np.ndarray, counts: np.ndarray) -> bytes:
     """``_proto(...).SerializeToString()`` written directly, with no Python list of the buckets:
-    the five doubles are fields 1-5 (left out where all their bits are zero, as proto3 does;
-    a -0.0 stays), the limits and counts fields 6 and 7, packed: the arrays' little-endian
-    bytes."""
-    parts = []
-    for number, value in zip(b"\x09\x11\x19\x21\x29", stats):
-        packed = _DOUBLE.pack(value)
-        if packed != _NO_BITS:
-            parts.append(bytes((number,)) + packed)
+    the five doubles are fields 1-5, the limits and counts fields 6 and 7, packed: the arrays'
+    little-endian bytes."""
+    parts = [double_field(key, value) for key, value in zip(b"\x09\x11\x19\x21\x29", stats)]
     for field, array in ((b"\x32", limits), (b"\x3a", counts)):
         data = np.ascontiguousarray(array, dtype="<f8").tobytes()
         parts.append(field + varint(len(data)) + data)
