@@ -27,6 +27,8 @@ import msgpack
 import numpy as np
 from distributed.protocol.serialize import Serialize, to_serialize
 
+from nbflow.distributed.local_plane import PlaneStream
+
 SMALL_BYTES = 64 * 1024  # up to this size an array travels inline in the msgpack message
 
 
@@ -107,16 +109,20 @@ def tensor_frames(task: str, step_id: int, key: str, value: Any) -> list[bytes |
 
 
 def write_frames(stream: Any, frames: list) -> Any:
-    """Hand ``frames`` (a tensor's or a message's) to a Tornado ``stream`` in order, with no
-    other bytes between; the future of the last one's hand-over to the socket."""
+    """Hand ``frames`` (a tensor's or a message's) to ``stream`` in order, with no other bytes
+    between; the future of the last one's hand-over to the socket. A Unix socket's stream
+    (``local_plane.PlaneStream``) takes them in one system call; a Tornado one, as Dask's TCP
+    and TLS comms have, one write each."""
+    if isinstance(stream, PlaneStream):
+        return stream.write_frames(frames)
     for frame in frames[:-1]:
         stream.write(frame)
     return stream.write(frames[-1])
 
 
 async def read_tensor(stream: Any) -> tuple[str, int, str, Any]:
-    """Read one tensor ``tensor_frames`` wrote from a Tornado ``stream``: (task, step id, key,
-    value); the value is a fresh array the caller owns."""
+    """Read one tensor ``tensor_frames`` wrote from ``stream`` (Tornado's or a ``PlaneStream``):
+    (task, step id, key, value); the value is a fresh array the caller owns."""
     header_size, nbytes = PREFIX.unpack(await stream.read_bytes(PREFIX.size))
     task, step_id, key, dtype_str, shape = msgpack.unpackb(await stream.read_bytes(header_size))
     if dtype_str is None:
@@ -183,7 +189,7 @@ def message_frames(message: Any) -> list[bytes | memoryview]:
 
 
 async def read_message(stream: Any) -> Any:
-    """Read one message ``message_frames`` wrote from a Tornado ``stream``; its arrays are
+    """Read one message ``message_frames`` wrote from ``stream``; its arrays are
     fresh ones the caller owns."""
     header_size, nbytes = PREFIX.unpack(await stream.read_bytes(PREFIX.size))
     arrays: list[tuple[np.ndarray, bool]] = []

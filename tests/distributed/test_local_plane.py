@@ -10,11 +10,23 @@ import stat
 
 import numpy as np
 import pytest
-from tornado.iostream import IOStream
+from tornado.iostream import IOStream, StreamClosedError
 
 from nbflow.distributed import local_plane
-from nbflow.distributed.local_plane import MESSAGES, TENSORS, LocalPlaneListener, connect_local
-from nbflow.distributed.wire import message_frames, read_message, read_tensor, tensor_frames
+from nbflow.distributed.local_plane import (
+    MESSAGES,
+    TENSORS,
+    LocalPlaneListener,
+    PlaneStream,
+    connect_local,
+)
+from nbflow.distributed.wire import (
+    message_frames,
+    read_message,
+    read_tensor,
+    tensor_frames,
+    write_frames,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets")
 
@@ -113,7 +125,23 @@ def test_a_connection_asking_for_a_mode_the_listener_does_not_serve_is_refused()
     assert _with_listener(body) is None
 
 
-def test_messages_keep_arrays_scalars_strings_and_plain_values():
+async def _stream_pair(kind: str) -> tuple:
+    """Two streams of ``kind`` (a ``PlaneStream``, or Tornado's as on Dask's comms) on the ends
+    of a real Unix socket pair."""
+    a, b = socket.socketpair()
+    if kind == "tornado":
+        return IOStream(a), IOStream(b)
+    loop = asyncio.get_running_loop()
+    ends = []
+    for sock in (a, b):
+        sock.setblocking(False)
+        _, stream = await loop.connect_accepted_socket(lambda s=sock: PlaneStream(s), sock)
+        ends.append(stream)
+    return tuple(ends)
+
+
+@pytest.mark.parametrize("kind", ["plane", "tornado"])
+def test_messages_keep_arrays_scalars_strings_and_plain_values(kind):
     """A step request or reply as ``message_frames`` writes it: numeric arrays (large ones as
     their own buffers), NumPy scalars, rank-0 arrays, a string tensor and plain values."""
     rng = np.random.default_rng(4)
@@ -128,10 +156,9 @@ def test_messages_keep_arrays_scalars_strings_and_plain_values():
     }
 
     async def go():
-        a, b = socket.socketpair()
-        sender, receiver = IOStream(a), IOStream(b)
-        for frame in message_frames(message) + message_frames(None):
-            sender.write(frame)
+        sender, receiver = await _stream_pair(kind)
+        write_frames(sender, message_frames(message))
+        write_frames(sender, message_frames(None))
         got = await read_message(receiver), await read_message(receiver)
         sender.close()
         receiver.close()
@@ -147,6 +174,77 @@ def test_messages_keep_arrays_scalars_strings_and_plain_values():
     assert type(rank0) is np.ndarray and rank0.shape == () and rank0.dtype == np.int32
     assert list(got["names"]) == [b"a", b"bc"]
     assert got["inline"] == ["<f4", [2], b"\0" * 8]
+
+
+def test_a_plane_stream_keeps_order_and_content_through_a_backlog():
+    """Everything written before the reader starts: many small messages (read from the
+    stream's own buffer, which fills and stops reading), a message whose header outgrows that
+    buffer (a 300 KB string tensor), and tensors larger than the socket's buffers (read
+    straight into their arrays) all come back in order and intact."""
+    rng = np.random.default_rng(7)
+    small = [{"op": "nbflow_run", "step_id": i, "feeds": [[0, np.float32(i)]]} for i in range(300)]
+    strings = np.array([bytes(rng.integers(65, 90, 1000, dtype=np.uint8))] * 300, dtype=object)
+    big = rng.normal(size=(1500, 1000)).astype(np.float32)  # 6 MB: more than both buffers
+    wide = rng.integers(0, 1 << 40, size=(3, 100_000))
+
+    async def go():
+        sender, receiver = await _stream_pair("plane")
+        for message in small:
+            write_frames(sender, message_frames(message))
+        write_frames(sender, message_frames({"values": strings}))
+        last = write_frames(sender, tensor_frames("/job:ps/task:0", 1, "big", big))
+        write_frames(sender, tensor_frames("/job:ps/task:0", 2, "wide", wide))
+        got = [await read_message(receiver) for _ in small]
+        got.append(await read_message(receiver))
+        got += [await read_tensor(receiver), await read_tensor(receiver)]
+        await asyncio.wait_for(last, 10)  # every byte of it taken by the socket
+        sender.close()
+        receiver.close()
+        return got
+
+    got = asyncio.run(asyncio.wait_for(go(), 30))
+    for i, message in enumerate(got[: len(small)]):
+        assert message["step_id"] == i and message["feeds"][0][1] == np.float32(i)
+    assert list(got[len(small)]["values"]) == list(strings)
+    (task, step, key, back_big), (_, _, _, back_wide) = got[-2:]
+    assert (task, step, key) == ("/job:ps/task:0", 1, "big")
+    np.testing.assert_array_equal(back_big, big)
+    np.testing.assert_array_equal(back_wide, wide)
+
+
+def test_a_big_write_is_done_only_when_the_socket_has_taken_every_byte():
+    """The future a write returns is what a task waits on before a variable's buffer, sent
+    without a copy, may change: it stays pending while the bytes wait for the reader."""
+    value = np.ones((2000, 1000), np.float32)  # 8 MB: more than the socket's buffers hold
+
+    async def go():
+        sender, receiver = await _stream_pair("plane")
+        written = write_frames(sender, tensor_frames("/job:ps/task:0", 1, "w", value))
+        pending = not written.done()
+        _, _, _, back = await read_tensor(receiver)
+        await asyncio.wait_for(written, 10)
+        sender.close()
+        receiver.close()
+        return pending, back
+
+    pending, back = asyncio.run(asyncio.wait_for(go(), 30))
+    assert pending
+    np.testing.assert_array_equal(back, value)
+
+
+def test_a_plane_stream_whose_peer_closes_fails_reads_and_writes():
+    async def go():
+        sender, receiver = await _stream_pair("plane")
+        reading = asyncio.ensure_future(read_message(receiver))
+        write_frames(sender, [b"\x05"])  # part of a header, then the peer is gone
+        sender.close()
+        with pytest.raises(StreamClosedError):
+            await asyncio.wait_for(reading, 10)
+        assert receiver.closed()
+        with pytest.raises(StreamClosedError):
+            write_frames(receiver, message_frames({"op": "nbflow_ping"}))
+
+    asyncio.run(asyncio.wait_for(go(), 30))
 
 
 def test_an_offer_from_another_machine_is_not_tried():
