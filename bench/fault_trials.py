@@ -39,7 +39,8 @@ What each trial records (the child prints it as one JSON line; the parent collec
 
 - **recovered**: training reached ``LAST_STEP`` and every session made after the fault restored
   the checkpoint that was the latest when it was made (none lost, none skipped);
-- **steps lost**: the global step when the fault was injected minus the step restored;
+- **steps lost**: the global step when the fault was injected minus the step restored (0 when
+  a step in flight finished after the fault and its checkpoint is the one restored);
 - **detect**: seconds from the fault until a step (or session creation) first failed;
 - **recover**: seconds from the fault until the first step that succeeded after it;
 - the error's class and message, and for ``Cluster.local`` trials, whether an unauthenticated
@@ -537,8 +538,8 @@ class TrialRun:
         record.note = record.note.strip("; ")
         new_sessions = [s for s in self.watch.sessions if s[0] >= t0]
         record.restored_steps = [restored for _, restored, _ in new_sessions]
-        if new_sessions:
-            record.steps_lost = record.fault_step - new_sessions[0][1]
+        if new_sessions:  # a step in flight may still finish and be saved: nothing lost then
+            record.steps_lost = max(0, record.fault_step - new_sessions[0][1])
         after = first[0] if first is not None else t0
         successes = [t for t in self.watch.successes if t > after]
         if successes and first is not None:
