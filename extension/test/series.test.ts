@@ -7,6 +7,9 @@ import {
   downsampleMinMax,
   emptySeries,
   filterTags,
+  indicesInRange,
+  nearestIndex,
+  readoutAt,
   relativeLogdir,
   runLabel,
   formatDuration,
@@ -196,4 +199,47 @@ test('legends name runs after their folder, the log directory itself after its l
   assert.equal(runLabel('.', 'logs/mlp'), 'mlp');
   assert.equal(runLabel('.', '/home/me/logs/mlp/'), 'mlp');
   assert.equal(runLabel('.', '.'), 'run');
+});
+
+test('nearest_index_finds_the_closest_point_with_ties_to_the_earlier', () => {
+  const xs = [0, 10, 20, 40];
+  assert.equal(nearestIndex(xs, -5), 0);
+  assert.equal(nearestIndex(xs, 4), 0);
+  assert.equal(nearestIndex(xs, 5), 0, 'a tie goes to the earlier point');
+  assert.equal(nearestIndex(xs, 6), 1);
+  assert.equal(nearestIndex(xs, 29), 2);
+  assert.equal(nearestIndex(xs, 31), 3);
+  assert.equal(nearestIndex(xs, 99), 3);
+  assert.equal(nearestIndex([], 1), -1);
+  // against a linear scan on random ascending data
+  let seed = 7;
+  const rand = (): number => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+  const data = Array.from({ length: 200 }, () => rand() * 1000).sort((a, b) => a - b);
+  for (let k = 0; k < 500; k++) {
+    const x = rand() * 1100 - 50;
+    const best = data.reduce((b, v, i) => (Math.abs(v - x) < Math.abs(data[b] - x) ? i : b), 0);
+    assert.equal(Math.abs(data[nearestIndex(data, x)] - x), Math.abs(data[best] - x));
+  }
+});
+
+test('a_zoomed_range_draws_its_points_and_one_beyond_each_end', () => {
+  const xs = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+  assert.deepEqual(indicesInRange(xs, { min: 2.5, max: 5.5 }), [2, 7]); // 2..6
+  assert.deepEqual(indicesInRange(xs, { min: -3, max: 100 }), [0, 10]);
+  assert.deepEqual(indicesInRange(xs, { min: 3, max: 3 }), [2, 5]);
+  assert.deepEqual(indicesInRange(xs, { min: 20, max: 30 }), [9, 10]);
+});
+
+test('the_readout_gives_the_nearest_points_smoothed_and_raw_value_step_and_times', () => {
+  let s = emptySeries('train', 'loss');
+  s = appendReply(s, reply(0, [0, 5, 10], [4, 2, 1]));
+  const xs = xValues(s, 'step');
+  const smoothed = smooth(s.values, 0.5);
+  const r = readoutAt(s, xs, smoothed, 6)!;
+  assert.equal(r.step, 5);
+  assert.equal(r.value, 2);
+  assert.equal(r.smoothed, smoothed[1]);
+  assert.equal(r.wallTime, 105);
+  assert.equal(r.relative, 5);
+  assert.equal(readoutAt(emptySeries('a', 'b'), [], [], 0), null);
 });

@@ -173,6 +173,74 @@ def test_scalars_show_every_logged_point_and_update_live(page, lab):
     shot(page, "scalars-live")
 
 
+def _logged_scalars(run_dir: Path, tag: str) -> dict[int, float]:
+    """Step -> value of ``tag`` in a run's event files, as TensorBoard's own reader sees them."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    events.Reload()
+    return {e.step: e.value for e in events.Scalars(tag)}
+
+
+def test_hovering_a_scalar_chart_reads_out_each_run_and_dragging_zooms(page, lab):
+    """TensorBoard's readout: at the pointer, each run's nearest point with its value (checked
+    against TensorBoard's reader of the same logs) and step; a drag zooms the x axis to the span
+    dragged, and a double-click zooms back out."""
+    b = board(page, "logs")
+    b.locator("button.nbflow-tab[data-tab='Scalars']").click()
+    chart = b.locator(f".nbflow-chart[data-tag='{LOSS_TAG}']")
+    overlay = chart.locator("rect.nbflow-plot-overlay")
+    overlay.wait_for()
+    box = overlay.bounding_box()
+    page.mouse.move(box["x"] + box["width"] - 1, box["y"] + box["height"] / 2)  # the right end
+    readout = chart.locator(".nbflow-readout")
+    readout.wait_for(state="visible")
+    logged = {run: _logged_scalars(lab.root / "logs" / run, LOSS_TAG) for run in ("train", "eval")}
+    for run, values in logged.items():
+        row = readout.locator(f"tr[data-run='{run}']")
+        last = max(values)
+        assert int(row.get_attribute("data-step")) == last  # each run's last point
+        assert float(row.get_attribute("data-value")) == pytest.approx(values[last], rel=1e-6)
+    assert chart.locator("circle.nbflow-hover-point").count() == 2
+    shot(page, "scalars-readout")
+
+    train = chart.locator("path.nbflow-line[data-run='train']")
+    whole = int(train.get_attribute("data-drawn"))
+    x0, y = box["x"] + box["width"] * 0.25, box["y"] + box["height"] / 2
+    page.mouse.move(x0, y)
+    page.mouse.down()
+    page.mouse.move(x0 + box["width"] * 0.25, y, steps=5)
+    page.mouse.up()
+    page.wait_for_function(
+        "(sel) => { const c = document.querySelector(sel); return c && c.dataset.zoomed; }",
+        arg=f".nbflow-board .nbflow-chart[data-tag='{LOSS_TAG}']",
+    )
+    low, high = (float(v) for v in chart.get_attribute("data-zoomed").split(","))
+    last_train = max(logged["train"])
+    # a quarter of the axis (steps 0 to the last one), starting a quarter of the way in
+    assert low == pytest.approx(0.25 * last_train, abs=1.0)
+    assert high == pytest.approx(0.5 * last_train, abs=1.0)
+    zoomed = int(chart.locator("path.nbflow-line[data-run='train']").get_attribute("data-drawn"))
+    assert zoomed < whole  # only the points in the span, and one beyond each end
+    page.mouse.move(box["x"] + box["width"] / 2, y)
+    row = readout.locator("tr[data-run='train']")
+    row.wait_for()
+    assert low <= int(row.get_attribute("data-step")) <= high
+    if max(logged["eval"]) < low:  # a run that ended before the span has nothing to say in it
+        assert readout.locator("tr[data-run='eval']").count() == 0
+    shot(page, "scalars-zoomed")
+    overlay.dblclick()
+    page.wait_for_function(
+        "(sel) => { const c = document.querySelector(sel); return c && !c.dataset.zoomed; }",
+        arg=f".nbflow-board .nbflow-chart[data-tag='{LOSS_TAG}']",
+    )
+    assert int(chart.locator("path.nbflow-line[data-run='train']").get_attribute("data-drawn")) == (
+        whole
+    )
+    page.mouse.move(0, 0)
+    readout.wait_for(state="hidden")
+
+
 def test_histograms_images_and_timeline_render(page):
     b = board(page, "logs")
     b.locator("button.nbflow-tab[data-tab='Histograms']").click()

@@ -330,3 +330,79 @@ export function relativeLogdir(logdir: string, root: string): string | null {
   }
   return d.startsWith(r + '/') ? d.slice(r.length + 1) : null;
 }
+
+/**
+ * The index of the point of `xs` (ascending, as steps and wall times are) nearest `x`, or -1
+ * when there are none. Ties go to the earlier point.
+ */
+export function nearestIndex(xs: number[], x: number): number {
+  if (!xs.length) {
+    return -1;
+  }
+  let lo = 0;
+  let hi = xs.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid] < x) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo > 0 && x - xs[lo - 1] <= xs[lo] - x ? lo - 1 : lo;
+}
+
+/**
+ * The indices of `xs` (ascending) a chart zoomed to `range` draws: those inside it and one
+ * beyond each end, so lines run on to the edges of the plot. [start, end), end exclusive.
+ */
+export function indicesInRange(xs: number[], range: Extent): [number, number] {
+  let start = 0;
+  while (start < xs.length && xs[start] < range.min) {
+    start++;
+  }
+  let end = start;
+  while (end < xs.length && xs[end] <= range.max) {
+    end++;
+  }
+  return [Math.max(0, start - 1), Math.min(xs.length, end + 1)];
+}
+
+/** One run's row in a chart's hover readout, as TensorBoard's tooltip lists it. */
+export interface Readout {
+  run: string;
+  smoothed: number | null;
+  value: number | null;
+  step: number;
+  wallTime: number;
+  /** Seconds since the run's first point. */
+  relative: number;
+  /** The point's x on the chart's axis. */
+  x: number;
+}
+
+/**
+ * The hover readout of one line at axis position `x`: its point nearest `x` (`xs` are the
+ * series' x values on the chart's axis, `smoothed` its smoothed values), or null when the
+ * series has no points.
+ */
+export function readoutAt(
+  series: ScalarSeries,
+  xs: number[],
+  smoothed: (number | null)[],
+  x: number
+): Readout | null {
+  const i = nearestIndex(xs, x);
+  if (i < 0) {
+    return null;
+  }
+  return {
+    run: series.run,
+    smoothed: smoothed[i],
+    value: series.values[i],
+    step: series.steps[i],
+    wallTime: series.wallTimes[i],
+    relative: series.wallTimes[i] - series.wallTimes[0],
+    x: xs[i]
+  };
+}

@@ -4,13 +4,22 @@
  * log scale, TensorBoard's outlier-aware y range, a tag filter and CSV download. Which runs
  * are shown and their colours come from the host (the Board's runs table); alone (the
  * notebook widget) every run is shown, coloured in order of appearance.
+ *
+ * Hovering a chart shows TensorBoard's readout: a crosshair, each run's point nearest the
+ * pointer marked, and a table of its smoothed and raw value, step, time and relative time.
+ * Dragging across a chart zooms its x axis to the span dragged (the y axis fits what is in
+ * it); a double-click zooms back out. Zoom and hover outlive live updates.
  */
 import { RunColors } from '../model/runs';
 import {
+  Extent,
+  Readout,
   ScalarSeries,
   XAxis,
   downsampleMinMax,
   extent,
+  indicesInRange,
+  readoutAt,
   filterTags,
   formatDuration,
   formatWallTime,
@@ -49,6 +58,10 @@ export class ScalarsView {
   private colorOf: (run: string) => string = run => this.ownColors.color(run);
   private isShown: (run: string) => boolean = () => true;
   private charts: HTMLElement;
+  /** Per tag, the x span a chart is zoomed to (on the current axis). */
+  private zoom = new Map<string, Extent>();
+  /** The chart under the pointer and where (SVG x), so a re-render keeps its readout. */
+  private hover: { tag: string; px: number } | null = null;
   private smoothingInput: HTMLInputElement;
   private smoothingShown: HTMLElement;
   private axisSelect: HTMLSelectElement;
@@ -76,6 +89,7 @@ export class ScalarsView {
     }
     axis.addEventListener('change', () => {
       this.axis = axis.value as XAxis;
+      this.zoom.clear(); // a span of steps is no span of seconds
       this.hooks.axis?.(this.axis);
       this.render();
     });
@@ -108,6 +122,9 @@ export class ScalarsView {
       this.smoothing = options.smoothing;
       this.smoothingInput.value = String(options.smoothing);
       this.smoothingShown.textContent = String(options.smoothing);
+    }
+    if (options.axis !== undefined && options.axis !== this.axis) {
+      this.zoom.clear();
     }
     if (options.axis !== undefined) {
       this.axis = options.axis;
@@ -168,14 +185,20 @@ export class ScalarsView {
     html('div', { class: 'nbflow-chart-title' }, box, tag);
     const root = svg('svg', { width: WIDTH, height: HEIGHT, viewBox: `0 0 ${WIDTH} ${HEIGHT}` });
     box.appendChild(root);
+    const zoom = this.zoom.get(tag);
     const lines = series.map(s => {
       const xs = xValues(s, this.axis);
       const raw = s.values.map(v => (this.logScale && v !== null && v <= 0 ? null : v));
-      return { s, xs, raw, smoothed: smooth(raw, this.smoothing) };
+      const smoothed = smooth(raw, this.smoothing); // on the whole series, zoomed or not
+      const [a, b] = zoom ? indicesInRange(xs, zoom) : [0, xs.length];
+      return { s, xs, raw, smoothed, shown: { xs: xs.slice(a, b), raw: raw.slice(a, b), smoothed: smoothed.slice(a, b) } };
     });
-    const xe = extent(lines.flatMap(l => l.xs));
+    const xe = zoom ?? extent(lines.flatMap(l => l.xs));
     // as TensorBoard: with smoothing on, the faint raw lines do not stretch the y axis
-    const drawn = lines.flatMap(l => (this.smoothing > 0 ? l.smoothed : l.raw));
+    const drawn = lines.flatMap(l => {
+      const inside = l.shown.xs.map(x => !zoom || (x >= zoom.min && x <= zoom.max));
+      return (this.smoothing > 0 ? l.shown.smoothed : l.shown.raw).filter((_, i) => inside[i]);
+    });
     const ye = yDomain(drawn, { ignoreOutliers: this.ignoreOutliers, log: this.logScale });
     if (!xe || !ye) {
       return box;
@@ -213,13 +236,18 @@ export class ScalarsView {
     for (const l of lines) {
       const color = this.colorOf(l.s.run);
       if (this.smoothing > 0) {
-        this.polyline(plot, l.xs, l.raw, sx, sy, plotW, { class: 'nbflow-line-raw', stroke: color });
+        this.polyline(plot, l.shown.xs, l.shown.raw, sx, sy, plotW, { class: 'nbflow-line-raw', stroke: color });
       }
-      const main = this.polyline(plot, l.xs, l.smoothed, sx, sy, plotW, { class: 'nbflow-line', stroke: color });
+      const main = this.polyline(plot, l.shown.xs, l.shown.smoothed, sx, sy, plotW, { class: 'nbflow-line', stroke: color });
       main.setAttribute('data-run', l.s.run);
       main.setAttribute('data-points', String(l.s.steps.length));
       title(main, `${runLabel(l.s.run, this.logdir)}: ${l.s.steps.length} points, last ${formatNumber(l.s.values[l.s.values.length - 1] ?? NaN)}`);
     }
+    if (zoom) {
+      box.dataset.zoomed = `${zoom.min},${zoom.max}`;
+    }
+    const invert = (px: number): number => xe.min + ((px - MARGIN.left) / plotW) * (x1 - xe.min);
+    this.interact(tag, box, root, lines, { sx, sy, invert, plotW, plotH });
     const legend = html('div', { class: 'nbflow-legend' }, box);
     for (const l of lines) {
       const item = html('span', { class: 'nbflow-legend-item' }, legend);
@@ -229,6 +257,133 @@ export class ScalarsView {
       title(item, `${l.s.steps.length} points`);
     }
     return box;
+  }
+
+  /**
+   * The chart's pointer handling: the hover readout (crosshair, points, table) and drag to
+   * zoom, double-click to zoom out. `lines` hold each run's whole series on the chart's axis.
+   */
+  private interact(
+    tag: string,
+    box: HTMLElement,
+    root: SVGElement,
+    lines: { s: ScalarSeries; xs: number[]; smoothed: (number | null)[]; raw: (number | null)[] }[],
+    scale: {
+      sx: (x: number) => number;
+      sy: (y: number) => number;
+      invert: (px: number) => number;
+      plotW: number;
+      plotH: number;
+    }
+  ): void {
+    const { sx, sy, invert, plotW, plotH } = scale;
+    const top = MARGIN.top;
+    const hoverLayer = svg('g', { class: 'nbflow-hover', visibility: 'hidden' }, root);
+    const cross = svg('line', { class: 'nbflow-crosshair', y1: top, y2: top + plotH }, hoverLayer);
+    const band = svg('rect', { class: 'nbflow-zoom-band', y: top, height: plotH, width: 0, visibility: 'hidden' }, root);
+    const overlay = svg('rect', { x: MARGIN.left, y: top, width: plotW, height: plotH, class: 'nbflow-plot-overlay' }, root);
+    const readout = html('div', { class: 'nbflow-readout', hidden: '' }, box);
+    const clampPx = (px: number): number => Math.min(MARGIN.left + plotW, Math.max(MARGIN.left, px));
+    const pointer = (ev: MouseEvent): number => {
+      const r = root.getBoundingClientRect();
+      return clampPx(((ev.clientX - r.left) * WIDTH) / (r.width || WIDTH));
+    };
+    const hide = (): void => {
+      hoverLayer.setAttribute('visibility', 'hidden');
+      readout.hidden = true;
+    };
+    const show = (px: number): void => {
+      const x = invert(px);
+      const zoom = this.zoom.get(tag);
+      const rows = lines
+        .map(l => ({ l, r: readoutAt(l.s, l.xs, l.smoothed, x) }))
+        .filter((e): e is { l: (typeof lines)[number]; r: Readout } => e.r !== null)
+        .filter(e => !zoom || (e.r.x >= zoom.min && e.r.x <= zoom.max)); // runs off the zoomed span say nothing
+      if (!rows.length) {
+        hide();
+        return;
+      }
+      hoverLayer.setAttribute('visibility', 'visible');
+      cross.setAttribute('x1', px.toFixed(1));
+      cross.setAttribute('x2', px.toFixed(1));
+      hoverLayer.querySelectorAll('circle').forEach(c => c.remove());
+      for (const { l, r } of rows) {
+        const y = r.smoothed ?? r.value;
+        if (y !== null && Number.isFinite(y)) {
+          svg('circle', { cx: sx(r.x).toFixed(1), cy: sy(y).toFixed(1), r: 3.5, fill: this.colorOf(l.s.run), class: 'nbflow-hover-point' }, hoverLayer);
+        }
+      }
+      readout.textContent = '';
+      const table = html('table', {}, readout);
+      const head = html('tr', {}, table);
+      for (const h of ['', 'Run', 'Smoothed', 'Value', 'Step', 'Time', 'Relative']) {
+        html('th', {}, head, h);
+      }
+      const fmt = (v: number | null): string => (v === null ? 'NaN' : formatNumber(v));
+      for (const { l, r } of rows) {
+        const tr = html('tr', { 'data-run': r.run, 'data-step': String(r.step), 'data-value': String(r.value) }, table);
+        html('span', { class: 'nbflow-swatch', style: `background:${this.colorOf(l.s.run)}` }, html('td', {}, tr));
+        html('td', {}, tr, runLabel(r.run, this.logdir));
+        html('td', {}, tr, fmt(r.smoothed));
+        html('td', {}, tr, fmt(r.value));
+        html('td', {}, tr, String(r.step));
+        html('td', {}, tr, formatWallTime(r.wallTime, 0));
+        html('td', {}, tr, formatDuration(r.relative));
+      }
+      html('div', { class: 'nbflow-readout-hint' }, readout, this.zoom.has(tag) ? 'drag to zoom in · double-click to zoom out' : 'drag to zoom in');
+      readout.hidden = false;
+      // beside the pointer, on the side with room
+      const scaleX = (root.getBoundingClientRect().width || WIDTH) / WIDTH;
+      const left = root.getBoundingClientRect().left - box.getBoundingClientRect().left + px * scaleX;
+      const flip = px > MARGIN.left + plotW / 2;
+      readout.style.left = flip ? '' : `${left + 12}px`;
+      readout.style.right = flip ? `${box.clientWidth - left + 12}px` : '';
+      readout.style.top = `${top + 4}px`;
+    };
+    let dragFrom: number | null = null;
+    overlay.addEventListener('mousemove', ev => {
+      const px = pointer(ev);
+      this.hover = { tag, px };
+      show(px);
+      if (dragFrom !== null) {
+        band.setAttribute('visibility', 'visible');
+        band.setAttribute('x', Math.min(dragFrom, px).toFixed(1));
+        band.setAttribute('width', Math.abs(px - dragFrom).toFixed(1));
+      }
+    });
+    overlay.addEventListener('mouseleave', () => {
+      this.hover = null;
+      hide();
+    });
+    overlay.addEventListener('mousedown', ev => {
+      if (ev.button === 0) {
+        dragFrom = pointer(ev);
+        ev.preventDefault(); // no text selection while dragging
+      }
+    });
+    const release = (ev: MouseEvent): void => {
+      window.removeEventListener('mouseup', release);
+      if (dragFrom === null) {
+        return;
+      }
+      const from = dragFrom;
+      dragFrom = null;
+      band.setAttribute('visibility', 'hidden');
+      const to = pointer(ev);
+      if (Math.abs(to - from) >= 4) {
+        this.zoom.set(tag, { min: invert(Math.min(from, to)), max: invert(Math.max(from, to)) });
+        this.render();
+      }
+    };
+    overlay.addEventListener('mousedown', () => window.addEventListener('mouseup', release));
+    overlay.addEventListener('dblclick', () => {
+      if (this.zoom.delete(tag)) {
+        this.render();
+      }
+    });
+    if (this.hover?.tag === tag) {
+      show(this.hover.px); // a live update redrew the chart under the pointer
+    }
   }
 
   private polyline(
