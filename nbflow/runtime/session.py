@@ -40,6 +40,7 @@ from nbflow.runtime import context as runtime_context
 from nbflow.runtime import placement
 from nbflow.runtime.config import ConfigProto, RunMetadata, RunOptions
 from nbflow.runtime.session_handles import TensorHandle
+from nbflow.runtime.partial_run import PartialRun, new_handle
 from nbflow.runtime.master import (
     CompiledStep,
     StepSignature,
@@ -76,6 +77,7 @@ class BaseSession:
         self._cost_model = placement.CostModel()
         self._fetch_cache: dict[Any, FetchHandler] = {}
         self._feed_slots: dict[Tensor, FeedSlot] = {}
+        self._partial_runs: dict[str, PartialRun] = {}
         self._steps: dict[Any, Step] = {}
         self._steps_version = self._graph._mutation_version
         self._lock = threading.RLock()
@@ -272,10 +274,32 @@ class BaseSession:
         multi = not compiled.whole
         return Step(runner, device, plans, partition_ops, compiled.measured, multi)
 
+    # --- partial runs (``runtime.partial_run``) ----------------------------------------------
     def partial_run_setup(self, fetches: Any, feeds: Sequence[Any] | None = None) -> str:
-        raise errors.UnimplementedError(
-            None, None, "partial_run is not supported; feed intermediates with run() instead"
-        )
+        """Start a step taken in pieces: ``fetches`` are all the pieces may fetch, ``feeds``
+        all they may feed; the handle is for ``partial_run``."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        handle = new_handle()
+        self._partial_runs[handle] = PartialRun(self, fetches, feeds)
+        return handle
+
+    def partial_run(self, handle: str, fetches: Any, feed_dict: dict | None = None) -> Any:
+        """Feed some of the setup's feeds and fetch some of its fetches, running only what
+        no earlier piece of this partial run ran."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        found = self._partial_runs.get(handle)
+        if found is None:
+            raise errors.InvalidArgumentError(
+                None, None, f"Partial run handle {handle!r} is not one of this session's "
+                "(or its run has fetched everything already)"
+            )  # fmt: skip
+        try:
+            return found.run(fetches, feed_dict)
+        finally:
+            if found.done:
+                self._partial_runs.pop(handle, None)
 
     # --- lifetime ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -287,6 +311,7 @@ class BaseSession:
         for ctx in list(self._running):
             ctx.cancellation.cancel(_closed_error())
         self._steps.clear()
+        self._partial_runs.clear()
         self._release()
 
     def _release(self) -> None:
