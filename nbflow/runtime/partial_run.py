@@ -19,10 +19,11 @@ fed, fetch ``r2``": only the Mul runs.
 
 What a step cannot be told: a control edge. A later piece whose ops depend, through a control
 input, on a stateful op an earlier piece ran would run that op again, so such a piece raises
-``UnimplementedError`` naming it instead.
+``UnimplementedError`` naming it instead (TensorFlow 2.21 cancels such a piece).
 
-As TensorFlow: a fetch or feed not named at setup, a tensor fetched or fed twice, or a handle
-unknown to the session (or of a closed one) is ``InvalidArgumentError``.
+As TensorFlow, with its messages: a fetch or feed not named at setup, a tensor fetched or fed
+twice, or a handle this session does not know (or whose fetches were all made) is
+``InvalidArgumentError``.
 """
 
 from __future__ import annotations
@@ -74,17 +75,17 @@ class PartialRun:
         for element in wanted:
             if element not in self._allowed_fetches:
                 raise errors.InvalidArgumentError(
-                    None, None, f"Fetch {element.name} was not specified in partial_run_setup."
+                    None, None, f"The fetch {element.name} was not specified in partial_run_setup."
                 )
             if element in self._fetched:
                 raise errors.InvalidArgumentError(
-                    None, None, f"The tensor {element.name} has already been fetched."
+                    None, None, f"The fetch {element.name} has already been fetched."
                 )
         fed_tensors, fed_values = convert_feeds(graph, {}, feed_dict or {})
         for tensor in fed_tensors:
             if tensor not in self._allowed_feeds:
                 raise errors.InvalidArgumentError(
-                    None, None, f"Feed {tensor.name} was not specified in partial_run_setup."
+                    None, None, f"The feed {tensor.name} was not specified in partial_run_setup."
                 )
             if tensor in self._known:
                 raise errors.InvalidArgumentError(

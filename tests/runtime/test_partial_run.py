@@ -1,4 +1,5 @@
-"""``Session.partial_run``: a step in pieces, each op run once, with TensorFlow's errors."""
+"""``Session.partial_run``: a step in pieces, each op run once, with TensorFlow's errors (the
+messages as TensorFlow 2.21's ``tf.compat.v1.Session`` gives them for the same calls)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ def test_fetches_and_feeds_outside_the_setup_or_repeated_are_refused():
         s, d, other = a + b, a - b, a * b
         with tf.Session() as sess:
             h = sess.partial_run_setup([s, d], [a, b])
-            with pytest.raises(errors.InvalidArgumentError, match="not specified in partial_run"):
+            with pytest.raises(errors.InvalidArgumentError, match="The fetch mul.* was not specified in partial_run_setup"):
                 sess.partial_run(h, other, {a: 1.0, b: 2.0})
             assert sess.partial_run(h, s, {a: 1.0, b: 2.0}) == 3.0
             with pytest.raises(errors.InvalidArgumentError, match="already been fetched"):
@@ -76,7 +77,7 @@ def test_fetches_and_feeds_outside_the_setup_or_repeated_are_refused():
             with pytest.raises(errors.InvalidArgumentError, match="not one of this session"):
                 sess.partial_run(h, d)  # every fetch made: the run is over
             h2 = sess.partial_run_setup([s], [a])
-            with pytest.raises(errors.InvalidArgumentError, match="Feed .* not specified"):
+            with pytest.raises(errors.InvalidArgumentError, match="The feed .* was not specified"):
                 sess.partial_run(h2, s, {a: 1.0, b: 2.0})
             with pytest.raises(errors.InvalidArgumentError, match="must feed a value"):
                 sess.partial_run(h2, s, {a: 1.0})  # b was never allowed, and is needed
