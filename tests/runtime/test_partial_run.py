@@ -66,7 +66,10 @@ def test_fetches_and_feeds_outside_the_setup_or_repeated_are_refused():
         s, d, other = a + b, a - b, a * b
         with tf.Session() as sess:
             h = sess.partial_run_setup([s, d], [a, b])
-            with pytest.raises(errors.InvalidArgumentError, match="The fetch mul.* was not specified in partial_run_setup"):
+            with pytest.raises(
+                errors.InvalidArgumentError,
+                match="The fetch mul.* was not specified in partial_run_setup",
+            ):
                 sess.partial_run(h, other, {a: 1.0, b: 2.0})
             assert sess.partial_run(h, s, {a: 1.0, b: 2.0}) == 3.0
             with pytest.raises(errors.InvalidArgumentError, match="already been fetched"):
