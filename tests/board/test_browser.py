@@ -184,8 +184,8 @@ def _logged_scalars(run_dir: Path, tag: str) -> dict[int, float]:
 
 def test_hovering_a_scalar_chart_reads_out_each_run_and_dragging_zooms(page, lab):
     """TensorBoard's readout: at the pointer, each run's nearest point with its value (checked
-    against TensorBoard's reader of the same logs) and step; a drag zooms the x axis to the span
-    dragged, and a double-click zooms back out."""
+    against TensorBoard's reader of the same logs) and step; a flat drag zooms the x axis to the
+    span dragged, a box zooms both axes to it, and a double-click zooms back out."""
     b = board(page, "logs")
     b.locator("button.nbflow-tab[data-tab='Scalars']").click()
     chart = b.locator(f".nbflow-chart[data-tag='{LOSS_TAG}']")
@@ -229,14 +229,40 @@ def test_hovering_a_scalar_chart_reads_out_each_run_and_dragging_zooms(page, lab
     if max(logged["eval"]) < low:  # a run that ended before the span has nothing to say in it
         assert readout.locator("tr[data-run='eval']").count() == 0
     shot(page, "scalars-zoomed")
-    overlay.dblclick()
-    page.wait_for_function(
-        "(sel) => { const c = document.querySelector(sel); return c && !c.dataset.zoomed; }",
-        arg=f".nbflow-board .nbflow-chart[data-tag='{LOSS_TAG}']",
+    selector = f".nbflow-board .nbflow-chart[data-tag='{LOSS_TAG}']"
+    zoomed_out = (
+        "(sel) => { const c = document.querySelector(sel); return c && !c.dataset.zoomed; }"
     )
+    overlay.dblclick()
+    page.wait_for_function(zoomed_out, arg=selector)
     assert int(chart.locator("path.nbflow-line[data-run='train']").get_attribute("data-drawn")) == (
         whole
     )
+    # a box: the y axis zooms to its rows too, as TensorBoard's cards do
+    y_min, y_max = (
+        float(chart.get_attribute("data-y-min")),
+        float(chart.get_attribute("data-y-max")),
+    )
+    page.mouse.move(x0, box["y"] + box["height"] * 0.6)  # the lower rows, where the lines run
+    page.mouse.down()
+    page.mouse.move(x0 + box["width"] * 0.25, box["y"] + box["height"] * 0.95, steps=5)
+    page.mouse.up()
+    page.wait_for_function(
+        "(sel) => { const c = document.querySelector(sel); return c && c.dataset.zoomed; }",
+        arg=selector,
+    )
+    span = y_max - y_min
+    assert float(chart.get_attribute("data-y-min")) == pytest.approx(
+        y_min + 0.05 * span, abs=0.02 * span
+    )
+    assert float(chart.get_attribute("data-y-max")) == pytest.approx(
+        y_min + 0.4 * span, abs=0.02 * span
+    )
+    shot(page, "scalars-box-zoomed")
+    overlay.dblclick()
+    page.wait_for_function(zoomed_out, arg=selector)
+    assert float(chart.get_attribute("data-y-min")) == y_min
+    assert float(chart.get_attribute("data-y-max")) == y_max
     page.mouse.move(0, 0)
     readout.wait_for(state="hidden")
 

@@ -7,8 +7,9 @@
  *
  * Hovering a chart shows TensorBoard's readout: a crosshair, each run's point nearest the
  * pointer marked, and a table of its smoothed and raw value, step, time and relative time.
- * Dragging across a chart zooms its x axis to the span dragged (the y axis fits what is in
- * it); a double-click zooms back out. Zoom and hover outlive live updates.
+ * Dragging a box on a chart zooms to it, as TensorBoard's cards do (a flat box, under 4 pixels
+ * high, zooms x only and the y axis fits what is in the span); a double-click zooms back out.
+ * Zoom and hover outlive live updates.
  */
 import { RunColors } from '../model/runs';
 import {
@@ -58,8 +59,8 @@ export class ScalarsView {
   private colorOf: (run: string) => string = run => this.ownColors.color(run);
   private isShown: (run: string) => boolean = () => true;
   private charts: HTMLElement;
-  /** Per tag, the x span a chart is zoomed to (on the current axis). */
-  private zoom = new Map<string, Extent>();
+  /** Per tag, the box a chart is zoomed to: its x span (on the current axis) and y range. */
+  private zoom = new Map<string, { x: Extent; y?: Extent }>();
   /** The chart under the pointer and where (SVG x), so a re-render keeps its readout. */
   private hover: { tag: string; px: number } | null = null;
   private smoothingInput: HTMLInputElement;
@@ -190,16 +191,16 @@ export class ScalarsView {
       const xs = xValues(s, this.axis);
       const raw = s.values.map(v => (this.logScale && v !== null && v <= 0 ? null : v));
       const smoothed = smooth(raw, this.smoothing); // on the whole series, zoomed or not
-      const [a, b] = zoom ? indicesInRange(xs, zoom) : [0, xs.length];
+      const [a, b] = zoom ? indicesInRange(xs, zoom.x) : [0, xs.length];
       return { s, xs, raw, smoothed, shown: { xs: xs.slice(a, b), raw: raw.slice(a, b), smoothed: smoothed.slice(a, b) } };
     });
-    const xe = zoom ?? extent(lines.flatMap(l => l.xs));
+    const xe = zoom?.x ?? extent(lines.flatMap(l => l.xs));
     // as TensorBoard: with smoothing on, the faint raw lines do not stretch the y axis
     const drawn = lines.flatMap(l => {
-      const inside = l.shown.xs.map(x => !zoom || (x >= zoom.min && x <= zoom.max));
+      const inside = l.shown.xs.map(x => !zoom || (x >= zoom.x.min && x <= zoom.x.max));
       return (this.smoothing > 0 ? l.shown.smoothed : l.shown.raw).filter((_, i) => inside[i]);
     });
-    const ye = yDomain(drawn, { ignoreOutliers: this.ignoreOutliers, log: this.logScale });
+    const ye = zoom?.y ?? yDomain(drawn, { ignoreOutliers: this.ignoreOutliers, log: this.logScale });
     if (!xe || !ye) {
       return box;
     }
@@ -244,10 +245,14 @@ export class ScalarsView {
       title(main, `${runLabel(l.s.run, this.logdir)}: ${l.s.steps.length} points, last ${formatNumber(l.s.values[l.s.values.length - 1] ?? NaN)}`);
     }
     if (zoom) {
-      box.dataset.zoomed = `${zoom.min},${zoom.max}`;
+      box.dataset.zoomed = `${zoom.x.min},${zoom.x.max}`;
     }
     const invert = (px: number): number => xe.min + ((px - MARGIN.left) / plotW) * (x1 - xe.min);
-    this.interact(tag, box, root, lines, { sx, sy, invert, plotW, plotH });
+    const invertY = (py: number): number => {
+      const v = y0 + ((MARGIN.top + plotH - py) / plotH) * (y1 - y0);
+      return this.logScale ? Math.pow(10, v) : v;
+    };
+    this.interact(tag, box, root, lines, { sx, sy, invert, invertY, plotW, plotH });
     const legend = html('div', { class: 'nbflow-legend' }, box);
     for (const l of lines) {
       const item = html('span', { class: 'nbflow-legend-item' }, legend);
@@ -272,21 +277,31 @@ export class ScalarsView {
       sx: (x: number) => number;
       sy: (y: number) => number;
       invert: (px: number) => number;
+      invertY: (py: number) => number;
       plotW: number;
       plotH: number;
     }
   ): void {
-    const { sx, sy, invert, plotW, plotH } = scale;
+    const { sx, sy, invert, invertY, plotW, plotH } = scale;
     const top = MARGIN.top;
     const hoverLayer = svg('g', { class: 'nbflow-hover', visibility: 'hidden' }, root);
+    const clip = root.querySelector('g[clip-path]')?.getAttribute('clip-path');
+    if (clip) {
+      hoverLayer.setAttribute('clip-path', clip); // a point off a zoomed plot is not marked
+    }
     const cross = svg('line', { class: 'nbflow-crosshair', y1: top, y2: top + plotH }, hoverLayer);
-    const band = svg('rect', { class: 'nbflow-zoom-band', y: top, height: plotH, width: 0, visibility: 'hidden' }, root);
+    const band = svg('rect', { class: 'nbflow-zoom-band', width: 0, height: 0, visibility: 'hidden' }, root);
     const overlay = svg('rect', { x: MARGIN.left, y: top, width: plotW, height: plotH, class: 'nbflow-plot-overlay' }, root);
     const readout = html('div', { class: 'nbflow-readout', hidden: '' }, box);
     const clampPx = (px: number): number => Math.min(MARGIN.left + plotW, Math.max(MARGIN.left, px));
     const pointer = (ev: MouseEvent): number => {
       const r = root.getBoundingClientRect();
       return clampPx(((ev.clientX - r.left) * WIDTH) / (r.width || WIDTH));
+    };
+    const pointerY = (ev: MouseEvent): number => {
+      const r = root.getBoundingClientRect();
+      const py = ((ev.clientY - r.top) * HEIGHT) / (r.height || HEIGHT);
+      return Math.min(top + plotH, Math.max(top, py));
     };
     const hide = (): void => {
       hoverLayer.setAttribute('visibility', 'hidden');
@@ -298,7 +313,7 @@ export class ScalarsView {
       const rows = lines
         .map(l => ({ l, r: readoutAt(l.s, l.xs, l.smoothed, x) }))
         .filter((e): e is { l: (typeof lines)[number]; r: Readout } => e.r !== null)
-        .filter(e => !zoom || (e.r.x >= zoom.min && e.r.x <= zoom.max)); // runs off the zoomed span say nothing
+        .filter(e => !zoom || (e.r.x >= zoom.x.min && e.r.x <= zoom.x.max)); // runs off the zoomed span say nothing
       if (!rows.length) {
         hide();
         return;
@@ -340,15 +355,19 @@ export class ScalarsView {
       readout.style.right = flip ? `${box.clientWidth - left + 12}px` : '';
       readout.style.top = `${top + 4}px`;
     };
-    let dragFrom: number | null = null;
+    let dragFrom: { px: number; py: number } | null = null;
     overlay.addEventListener('mousemove', ev => {
       const px = pointer(ev);
       this.hover = { tag, px };
       show(px);
       if (dragFrom !== null) {
+        const py = pointerY(ev);
+        const flat = Math.abs(py - dragFrom.py) < 4; // x only: the band spans the plot's height
         band.setAttribute('visibility', 'visible');
-        band.setAttribute('x', Math.min(dragFrom, px).toFixed(1));
-        band.setAttribute('width', Math.abs(px - dragFrom).toFixed(1));
+        band.setAttribute('x', Math.min(dragFrom.px, px).toFixed(1));
+        band.setAttribute('width', Math.abs(px - dragFrom.px).toFixed(1));
+        band.setAttribute('y', (flat ? top : Math.min(dragFrom.py, py)).toFixed(1));
+        band.setAttribute('height', (flat ? plotH : Math.abs(py - dragFrom.py)).toFixed(1));
       }
     });
     overlay.addEventListener('mouseleave', () => {
@@ -357,7 +376,7 @@ export class ScalarsView {
     });
     overlay.addEventListener('mousedown', ev => {
       if (ev.button === 0) {
-        dragFrom = pointer(ev);
+        dragFrom = { px: pointer(ev), py: pointerY(ev) };
         ev.preventDefault(); // no text selection while dragging
       }
     });
@@ -369,9 +388,13 @@ export class ScalarsView {
       const from = dragFrom;
       dragFrom = null;
       band.setAttribute('visibility', 'hidden');
-      const to = pointer(ev);
-      if (Math.abs(to - from) >= 4) {
-        this.zoom.set(tag, { min: invert(Math.min(from, to)), max: invert(Math.max(from, to)) });
+      const to = { px: pointer(ev), py: pointerY(ev) };
+      if (Math.abs(to.px - from.px) >= 4) {
+        const x = { min: invert(Math.min(from.px, to.px)), max: invert(Math.max(from.px, to.px)) };
+        const flat = Math.abs(to.py - from.py) < 4;
+        // screen y grows downwards: the box's lower edge is the range's minimum
+        const y = flat ? undefined : { min: invertY(Math.max(from.py, to.py)), max: invertY(Math.min(from.py, to.py)) };
+        this.zoom.set(tag, { x, y });
         this.render();
       }
     };
