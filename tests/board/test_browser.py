@@ -267,6 +267,25 @@ def test_hovering_a_scalar_chart_reads_out_each_run_and_dragging_zooms(page, lab
     readout.wait_for(state="hidden")
 
 
+def test_a_pinned_chart_is_copied_to_the_top_and_unpinned_from_either_copy(page):
+    b = board(page, "logs")
+    b.locator("button.nbflow-tab[data-tab='Scalars']").click()
+    charts = b.locator(".nbflow-charts")
+    charts.locator(f".nbflow-chart[data-tag='{LOSS_TAG}'] button.nbflow-pin").click()
+    pinned = charts.locator(f".nbflow-pinned .nbflow-chart[data-tag='{LOSS_TAG}']")
+    pinned.wait_for()
+    assert charts.locator(f".nbflow-chart[data-tag='{LOSS_TAG}']").count() == 2  # and in place
+    assert pinned.locator("button.nbflow-pin").get_attribute("aria-pressed") == "true"
+    assert pinned.locator("path.nbflow-line[data-run='train']").get_attribute("data-points")
+    kept = page.evaluate("() => JSON.parse(localStorage.getItem('nbflow-scalars-pinned'))")
+    assert kept == [LOSS_TAG]  # outlives a reload
+    shot(page, "scalars-pinned")
+    pinned.locator("button.nbflow-pin").click()
+    charts.locator(".nbflow-pinned").wait_for(state="detached")
+    assert charts.locator(f".nbflow-chart[data-tag='{LOSS_TAG}']").count() == 1
+    assert page.evaluate("() => JSON.parse(localStorage.getItem('nbflow-scalars-pinned'))") == []
+
+
 def test_histograms_images_and_timeline_render(page):
     b = board(page, "logs")
     b.locator("button.nbflow-tab[data-tab='Histograms']").click()

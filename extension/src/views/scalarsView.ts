@@ -9,7 +9,9 @@
  * pointer marked, and a table of its smoothed and raw value, step, time and relative time.
  * Dragging a box on a chart zooms to it, as TensorBoard's cards do (a flat box, under 4 pixels
  * high, zooms x only and the y axis fits what is in the span); a double-click zooms back out.
- * Zoom and hover outlive live updates.
+ * Zoom and hover outlive live updates. A chart's pin puts a copy of it in a "Pinned" row at
+ * the top (kept in the browser's storage, so pins outlive a reload), as TensorBoard's pinned
+ * cards are.
  */
 import { RunColors } from '../model/runs';
 import {
@@ -34,6 +36,16 @@ import {
 import { formatNumber, html, svg, title } from './dom';
 
 let clipCount = 0;
+
+const PINS_KEY = 'nbflow-scalars-pinned';
+
+function loadPins(): Set<string> {
+  try {
+    return new Set(JSON.parse(window.localStorage.getItem(PINS_KEY) ?? '[]') as string[]);
+  } catch {
+    return new Set(); // no storage here (or a bad entry): pins last this session only
+  }
+}
 
 const WIDTH = 420;
 const HEIGHT = 240;
@@ -61,8 +73,10 @@ export class ScalarsView {
   private charts: HTMLElement;
   /** Per tag, the box a chart is zoomed to: its x span (on the current axis) and y range. */
   private zoom = new Map<string, { x: Extent; y?: Extent }>();
-  /** The chart under the pointer and where (SVG x), so a re-render keeps its readout. */
-  private hover: { tag: string; px: number } | null = null;
+  /** The chart under the pointer (its tag, "pinned:" before a pinned copy's) and where (SVG
+   * x), so a re-render keeps its readout. */
+  private hover: { key: string; px: number } | null = null;
+  private pinned = loadPins();
   private smoothingInput: HTMLInputElement;
   private smoothingShown: HTMLElement;
   private axisSelect: HTMLSelectElement;
@@ -176,14 +190,39 @@ export class ScalarsView {
     if (!byTag.size) {
       html('div', { class: 'nbflow-empty' }, this.charts, 'No scalar summaries yet.');
     }
-    for (const tag of [...byTag.keys()].sort()) {
+    const tags = [...byTag.keys()].sort();
+    const pinned = tags.filter(t => this.pinned.has(t));
+    if (pinned.length) {
+      const row = html('div', { class: 'nbflow-pinned' }, this.charts);
+      html('div', { class: 'nbflow-section-title' }, row, 'Pinned');
+      for (const tag of pinned) {
+        row.appendChild(this.chart(tag, byTag.get(tag)!, true));
+      }
+    }
+    for (const tag of tags) {
       this.charts.appendChild(this.chart(tag, byTag.get(tag)!));
     }
   }
 
-  private chart(tag: string, series: ScalarSeries[]): HTMLElement {
+  private togglePin(tag: string): void {
+    if (!this.pinned.delete(tag)) {
+      this.pinned.add(tag);
+    }
+    try {
+      window.localStorage.setItem(PINS_KEY, JSON.stringify([...this.pinned]));
+    } catch {
+      // no storage: the pin lasts this session
+    }
+    this.render();
+  }
+
+  private chart(tag: string, series: ScalarSeries[], pinnedCopy = false): HTMLElement {
     const box = html('div', { class: 'nbflow-chart', 'data-tag': tag });
-    html('div', { class: 'nbflow-chart-title' }, box, tag);
+    const heading = html('div', { class: 'nbflow-chart-title' }, box);
+    html('span', {}, heading, tag);
+    const isPinned = this.pinned.has(tag);
+    const pin = html('button', { class: 'nbflow-pin', 'aria-pressed': String(isPinned), title: isPinned ? 'Unpin' : 'Pin to the top' }, heading, isPinned ? 'unpin' : 'pin');
+    pin.addEventListener('click', () => this.togglePin(tag));
     const root = svg('svg', { width: WIDTH, height: HEIGHT, viewBox: `0 0 ${WIDTH} ${HEIGHT}` });
     box.appendChild(root);
     const zoom = this.zoom.get(tag);
@@ -252,7 +291,7 @@ export class ScalarsView {
       const v = y0 + ((MARGIN.top + plotH - py) / plotH) * (y1 - y0);
       return this.logScale ? Math.pow(10, v) : v;
     };
-    this.interact(tag, box, root, lines, { sx, sy, invert, invertY, plotW, plotH });
+    this.interact(tag, pinnedCopy ? `pinned:${tag}` : tag, box, root, lines, { sx, sy, invert, invertY, plotW, plotH });
     const legend = html('div', { class: 'nbflow-legend' }, box);
     for (const l of lines) {
       const item = html('span', { class: 'nbflow-legend-item' }, legend);
@@ -270,6 +309,7 @@ export class ScalarsView {
    */
   private interact(
     tag: string,
+    key: string,
     box: HTMLElement,
     root: SVGElement,
     lines: { s: ScalarSeries; xs: number[]; smoothed: (number | null)[]; raw: (number | null)[] }[],
@@ -358,7 +398,7 @@ export class ScalarsView {
     let dragFrom: { px: number; py: number } | null = null;
     overlay.addEventListener('mousemove', ev => {
       const px = pointer(ev);
-      this.hover = { tag, px };
+      this.hover = { key, px };
       show(px);
       if (dragFrom !== null) {
         const py = pointerY(ev);
@@ -404,7 +444,7 @@ export class ScalarsView {
         this.render();
       }
     });
-    if (this.hover?.tag === tag) {
+    if (this.hover?.key === key) {
       show(this.hover.px); // a live update redrew the chart under the pointer
     }
   }
