@@ -7,19 +7,21 @@ fed or computed in one piece is seen by the next as it was (a random draw, a deq
 TensorFlow keeps one executor alive across the pieces. nbflow runs each piece as an ordinary
 step of the session (``Session.run``), chosen so that nothing runs twice:
 
-- **Feeds**: the piece's own feeds, plus each value an earlier piece fed or *kept* that this
-  piece's ops read. A step is pruned at a fed tensor, so what computed it does not run again.
+- **Feeds**: the piece's own feeds, plus every value an earlier piece fed or *kept*. A step is
+  pruned at a fed tensor, and a control edge from an op with a fed output is met
+  (``plan.prune``), so what computed those values does not run again.
 - **Fetches**: what the caller asked for, plus the *frontier*: the outputs of ops this piece
-  runs that ops of a later piece will read (walking back from the fetches not made yet,
-  stopping at values already known and at this piece's ops). Their values are kept.
+  runs that ops of a later piece will read, and one output of each such op a later op reaches
+  by a control edge (walking back from the fetches not made yet, stopping at values already
+  known and at this piece's ops). Their values are kept.
 
 For example, with ``r1 = a + b`` and ``r2 = r1 * c``, a piece feeding ``a`` and ``b`` and fetching
 ``r1`` runs the Add; the next, feeding ``c`` and fetching ``r2``, is the step "``r1`` fed, ``c``
 fed, fetch ``r2``": only the Mul runs.
 
-What a step cannot be told: a control edge. A later piece whose ops depend, through a control
-input, on a stateful op an earlier piece ran would run that op again, so such a piece raises
-``UnimplementedError`` naming it instead (TensorFlow 2.21 cancels such a piece).
+What no feed can stand for: a stateful op without outputs (an enqueue) that an earlier piece
+ran and a later piece reaches by a control edge would run again, so such a piece raises
+``UnimplementedError`` naming it instead.
 
 As TensorFlow, with its messages: a fetch or feed not named at setup, a tensor fetched or fed
 twice, or a handle this session does not know (or whose fetches were all made) is
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from nbflow import errors
 from nbflow.framework.ops import Operation, Tensor
 from nbflow.framework.sparse_tensor import SparseTensor
+from nbflow.runtime.plan import prune
 from nbflow.runtime.signature import FetchHandler, convert_feeds
 
 if TYPE_CHECKING:
@@ -73,45 +76,28 @@ class PartialRun:
         handler = FetchHandler(graph, fetches)
         wanted: list[Tensor | Operation] = [*handler.tensors, *handler.targets]
         for element in wanted:
-            if element not in self._allowed_fetches:
-                raise errors.InvalidArgumentError(
-                    None, None, f"The fetch {element.name} was not specified in partial_run_setup."
-                )
-            if element in self._fetched:
-                raise errors.InvalidArgumentError(
-                    None, None, f"The fetch {element.name} has already been fetched."
-                )
+            _check("fetch", element, self._allowed_fetches, self._fetched, "fetched")
         fed_tensors, fed_values = convert_feeds(graph, {}, feed_dict or {})
         for tensor in fed_tensors:
-            if tensor not in self._allowed_feeds:
-                raise errors.InvalidArgumentError(
-                    None, None, f"The feed {tensor.name} was not specified in partial_run_setup."
-                )
-            if tensor in self._known:
-                raise errors.InvalidArgumentError(
-                    None, None, f"The feed {tensor.name} has already been fed."
-                )
+            _check("feed", tensor, self._allowed_feeds, self._known, "fed")
         known = {**self._known, **dict(zip(fed_tensors, fed_values))}
-        runs, reads = _ops_needed(wanted, known)
+        # The step is pruned as every step is (``plan.prune``): at fed tensors, and at control
+        # edges from ops with a fed output. So what it runs is exactly this.
+        runs = set(prune(handler.tensors, handler.targets, list(known)))
         again = sorted(op.name for op in runs & self._ran if op.op_def.stateful)
         if again:
             raise errors.UnimplementedError(
                 None,
                 None,
                 f"partial_run would run {', '.join(again)} a second time: a control "
-                "dependency reaches it from this piece's fetches. Fetch what depends on it "
-                "in the piece that runs it.",
+                "dependency reaches it from this piece's fetches, and it has no output to "
+                "stand for it. Fetch what depends on it in the piece that runs it.",
             )
         later = [e for e in self._allowed_fetches if e not in self._fetched and e not in wanted]
-        frontier = _frontier(later, known, runs)
-        extra = [t for t in frontier if t not in handler.tensors]
-        fetch_list: list[Any] = [*handler.tensors, *extra, *handler.targets]
-        feeds = {t: known[t] for t in reads}
-        feeds.update(zip(fed_tensors, fed_values))
-        values = self._session.run(fetch_list, feeds) if fetch_list else []
-        tensor_values = values[: len(handler.tensors) + len(extra)]
-        for tensor, value in zip([*handler.tensors, *extra], tensor_values):
-            self._known[tensor] = value
+        extra = [t for t in _frontier(later, known, runs) if t not in handler.tensors]
+        values = self._session.run([*handler.tensors, *extra, *handler.targets], known)
+        kept = [*handler.tensors, *extra]
+        self._known.update(zip(kept, values[: len(kept)]))
         self._known.update(zip(fed_tensors, fed_values))
         self._ran |= runs
         self._fetched.update(wanted)
@@ -123,41 +109,27 @@ class PartialRun:
         return self._fetched >= self._allowed_fetches
 
 
-def _ops_needed(
-    wanted: list[Tensor | Operation], known: dict[Tensor, Any]
-) -> tuple[set[Operation], set[Tensor]]:
-    """The ops a step fetching ``wanted`` with ``known`` fed runs (inputs followed back to a
-    fed tensor, control inputs always), and the fed tensors they read."""
-    runs: set[Operation] = set()
-    reads: set[Tensor] = set()
-    stack: list[Operation] = []
-    for element in wanted:
-        if isinstance(element, Tensor):
-            if element in known:
-                reads.add(element)
-                continue
-            element = element.op
-        stack.append(element)
-    while stack:
-        op = stack.pop()
-        if op in runs:
-            continue
-        runs.add(op)
-        for tensor in op.inputs:
-            if tensor in known:
-                reads.add(tensor)
-            else:
-                stack.append(tensor.op)
-        stack.extend(op.control_inputs)
-    return runs, reads
+def _check(kind: str, element: Any, allowed: Any, used: Any, done: str) -> None:
+    """TensorFlow's refusal of a fetch or feed not named at setup, or made twice."""
+    if element not in allowed:
+        raise errors.InvalidArgumentError(
+            None, None, f"The {kind} {element.name} was not specified in partial_run_setup."
+        )
+    if element in used:
+        raise errors.InvalidArgumentError(
+            None, None, f"The {kind} {element.name} has already been {done}."
+        )
 
 
 def _frontier(
     later: list[Tensor | Operation], known: dict[Tensor, Any], runs: set[Operation]
 ) -> list[Tensor]:
-    """Outputs of ``runs`` (this piece's ops) that the ops of ``later`` fetches read: walking
-    back from those fetches, stopping at known values and at this piece's ops."""
+    """What of this piece (``runs``) the steps of ``later`` fetches will need from it: the
+    outputs they read, and an output of each op they reach by a control edge (fed then, it
+    meets the edge, as ``plan.prune`` has it). Walks back from those fetches, stopping at known
+    values and at this piece's ops."""
     frontier: dict[Tensor, None] = {}
+    known_ops = {t.op for t in known}
     seen: set[Operation] = set()
     stack: list[Operation] = []
     for element in later:
@@ -182,5 +154,12 @@ def _frontier(
                 frontier[tensor] = None
             else:
                 stack.append(tensor.op)
-        stack.extend(c for c in op.control_inputs if c not in runs)
+        for control in op.control_inputs:
+            if control in known_ops:
+                continue
+            if control in runs:
+                if control.outputs:
+                    frontier[control.outputs[0]] = None
+            else:
+                stack.append(control)
     return list(frontier)
