@@ -249,6 +249,9 @@ class PlaneStream(asyncio.BufferedProtocol):
                 future.set_result(None)
             else:
                 future.set_exception(error)
+                # Seen by whoever awaits it; if nobody does (a message whose reply is read
+                # instead), the failed read reports the lost connection, not asyncio's logger.
+                future.exception()
 
     async def _wait(self) -> None:
         if self._closed:

@@ -4,6 +4,8 @@ listener issued over Dask's authenticated connection, once; everything else is r
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import os
 import socket
 import stat
@@ -245,6 +247,30 @@ def test_a_plane_stream_whose_peer_closes_fails_reads_and_writes():
             write_frames(receiver, message_frames({"op": "nbflow_ping"}))
 
     asyncio.run(asyncio.wait_for(go(), 30))
+
+
+def test_a_write_cut_off_by_the_peer_fails_its_future_without_a_stray_log(caplog):
+    """A message written with its reply read instead (``Channels.call``) leaves the write's
+    future to nobody: when the peer goes away mid-write, the read reports it, and asyncio's
+    logger stays quiet; a caller that awaits the write still gets the error."""
+    value = np.ones((2000, 1000), np.float32)  # more than the socket's buffers hold
+
+    async def go():
+        sender, receiver = await _stream_pair("plane")
+        ignored = write_frames(sender, tensor_frames("/job:ps/task:0", 1, "w", value))
+        awaited = write_frames(sender, message_frames({"op": "nbflow_ping"}))
+        assert not ignored.done()
+        receiver.close()
+        with pytest.raises(StreamClosedError):
+            await asyncio.wait_for(awaited, 10)
+        done = ignored.done()  # (asking for its exception would count as seeing it)
+        sender.close()
+        return done
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        assert asyncio.run(asyncio.wait_for(go(), 30))
+        gc.collect()
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
 
 
 def test_an_offer_from_another_machine_is_not_tried():
