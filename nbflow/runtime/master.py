@@ -12,7 +12,9 @@ per-device partitions that executors run. The local ``Session`` and the cluster'
    groups, so no task pays a control Send to the task holding the group;
 4. place it on the devices (``placement.place``, with the cost model's measurements if any);
 5. partition it (``partition.partition_step``): one subgraph per device, Send/Recv on every
-   cross-device edge, Recvs scheduled late when asked (``GraphOptions.enable_recv_scheduling``).
+   cross-device edge, Recvs scheduled late when asked (``GraphOptions.enable_recv_scheduling``);
+   control edges are first routed around a grouping op where that saves cross-device messages
+   (``partition.bypass_groups``: the updates a worker's NoOp groups on the ps).
    A step placed entirely on one host device is one partition holding the whole step graph
    (no Send/Recv; its plan takes the step's feeds and fetches as they are);
 6. plan: ``plan_partition`` compiles a partition into a ``Plan`` with a kernel binder
@@ -112,6 +114,7 @@ def compile_step(
                 list(enumerate(step.feeds)),
             )
             return CompiledStep(step, [whole], True, [], measured)
+    partition.bypass_groups(step, placed)
     parts = partition.partition_step(step, placed, graph_options.enable_bfloat16_sendrecv)
     if graph_options.enable_recv_scheduling:
         partition.schedule_recvs(parts, cost_model)

@@ -6,7 +6,18 @@ and Recvs are made once per (tensor, destination device), so any number of consu
 device share one transfer. A control edge that crosses devices becomes
 ``_ControlSend -> _ControlRecv``. Each pair shares a rendezvous key built from the step id, both
 device names and the tensor name. Fed tensors are not edges: every partition reading one gets
-the fed value directly.
+the fed value directly, and neither is a small constant (up to ``MAX_COPIED_CONSTANT_BYTES``):
+each device that reads one gets a copy of the ``Const`` op, so a learning rate made on the
+worker is not sent to the parameter server every step.
+
+``bypass_groups`` runs first. A grouping op (``tf.group``'s NoOp) placed on one device while
+what it groups and what waits on it sit on another costs a step two hops of control messages
+for nothing: ``Optimizer.minimize`` under ``replica_device_setter`` groups the updates on the
+parameter server with a NoOp on the worker, and increments the global step on the parameter
+server after it, so every step sent one control message per variable to the worker and one
+back. Where it saves cross-device messages, the waiting ops take the group's control inputs
+directly and the group goes (TensorFlow's Grappler does the same in its dependency
+optimizer); a group that is a target, or that touches control flow, stays.
 
 ``schedule_recvs`` is the ASAP/ALAP pass of whitepaper §5.2: with the cost model it computes
 each node's as-soon-as-possible and as-late-as-possible start over the whole partitioned graph
@@ -20,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 import nbflow.ops.sendrecv_ops  # noqa: F401 - registers _Send/_Recv
 from nbflow.devices.device import Device
 from nbflow.framework import dtypes
@@ -27,6 +40,9 @@ from nbflow.framework.op_def import TensorSpec, get_op_def
 from nbflow.framework.ops import Operation, Tensor
 from nbflow.runtime.graph_optimizer import StepGraph
 from nbflow.runtime.placement import CostModel
+
+
+MAX_COPIED_CONSTANT_BYTES = 64 * 1024  # a larger constant is sent, not copied into each partition
 
 
 @dataclass
@@ -76,6 +92,57 @@ def _make(
     return op
 
 
+def _copyable_constant(t: Tensor, dst: Device) -> bool:
+    """Whether ``t`` is a small constant that ``dst`` may hold a copy of, instead of receiving
+    it every step: a learning rate made on the worker for the update on the ps."""
+    op = t.op
+    if not op.op_def.holds_constant or op._control_inputs:
+        return False
+    value = op._attrs.get("value")
+    if not isinstance(value, np.ndarray) or value.nbytes > MAX_COPIED_CONSTANT_BYTES:
+        return False
+    return dst.is_host or not op.op_def.must_run_on_cpu(op._attrs)
+
+
+def bypass_groups(step: StepGraph, placement: dict[Operation, Device]) -> int:
+    """Route control edges around grouping ops where that saves cross-device messages (see
+    the module docstring), in place; returns how many groups went."""
+    targets = set(step.targets)
+    gone: set[Operation] = set()
+    for op in step.ops:  # topological: a group inside a group is bypassed first
+        if op in targets or not op.op_def.groups_only or op._inputs or not op._control_outputs:
+            continue
+        sources, sinks = list(dict.fromkeys(op._control_inputs)), op._control_outputs
+        ends = [*sources, *sinks]  # (a control input from a fed op is not in the step)
+        if any(c.op_def.control_kind or c not in placement for c in ends):
+            continue
+        # messages: one per (source op, other device) into the group and per other device
+        # out of it, against one per (source op, device of a waiting op) without it
+        here = placement[op].name
+        before = sum(placement[a].name != here for a in sources)
+        before += len({placement[x].name for x in sinks} - {here})
+        after = len(
+            {(a, placement[x].name) for a in sources for x in sinks}
+            - {(a, placement[a].name) for a in sources}
+        )
+        if after >= before:
+            continue
+        for a in sources:
+            a._control_outputs = [c for c in a._control_outputs if c is not op]
+        for x in dict.fromkeys(sinks):
+            kept = [c for c in x._control_inputs if c is not op]
+            added = [a for a in sources if a not in kept]
+            x._control_inputs = kept + added
+            for a in added:
+                a._control_outputs.append(x)
+        op._control_inputs, op._control_outputs = [], []
+        gone.add(op)
+    if gone:
+        step.ops = [op for op in step.ops if op not in gone]
+        step.stats["groups_bypassed"] = step.stats.get("groups_bypassed", 0) + len(gone)
+    return len(gone)
+
+
 def partition_step(
     step: StepGraph, placement: dict[Operation, Device], compress_float32: bool = False
 ) -> dict[str, Partition]:
@@ -93,6 +160,14 @@ def partition_step(
         found = recvs.get(key)
         if found is not None:
             return found
+        if not as_ref and _copyable_constant(t, dst):
+            copy = _make(
+                step, t.op.type, f"{t.op.name}/_on_{_short(dst)}", [], dict(t.op._attrs),
+                [TensorSpec(t.shape, t.dtype)], dst,
+            )  # fmt: skip
+            partitions.setdefault(dst.name, Partition(dst)).ops.append(copy)
+            recvs[key] = copy._outputs[0]
+            return recvs[key]
         src = placement[t.op]
         compress = compress_float32 and not as_ref and t.dtype.base_dtype is dtypes.float32
         attrs = {

@@ -189,3 +189,69 @@ def test_measured_recv_scheduling_never_creates_a_cycle():
         sess.run(train, feed, options=options, run_metadata=tf.RunMetadata())
         assert np.isfinite(sess.run(total, feed))
         sess.run([train, total], feed)
+
+
+def _ops(graphs, device, op_type):
+    return [n["name"] for n in graphs.get(CPU.format(device), []) if n["op"] == op_type]
+
+
+def test_a_group_on_another_device_is_bypassed_and_still_orders_its_waiters():
+    """``minimize`` under ``replica_device_setter``: the updates on one device, their group on
+    another, the global step's increment back on the first. The group goes, so no control
+    message crosses, and the increment still runs after every update."""
+    with tf.device("/cpu:0"):
+        weights = [tf.Variable(float(i), name=f"w{i}") for i in range(4)]
+        steps = tf.Variable(0.0, name="steps")
+        updates = [tf.assign_add(w, 1.0) for w in weights]
+    with tf.device("/cpu:1"):
+        grouped = tf.group(*updates, name="update")
+    with tf.device("/cpu:0"), tf.control_dependencies([grouped]):
+        total = tf.add_n([w.read_value() for w in weights])
+        bump = tf.assign_add(steps, total, name="bump")
+    with tf.Session(config=_config(2)) as sess:
+        sess.run(tf.global_variables_initializer())
+        for k in range(1, 4):  # each read sees this step's four updates
+            out, graphs = _partition_graphs(sess, bump, None)
+            assert out == sum(0.0 + 1 + 2 + 3 + 4 * j for j in range(1, k + 1))
+    assert not [n for g in graphs.values() for n in g if n["op"].startswith("_Control")]
+    assert "update" not in [n["name"] for g in graphs.values() for n in g]
+
+
+def test_a_group_stays_where_bypassing_it_would_cost_messages_or_it_is_the_target():
+    with tf.device("/cpu:0"):
+        v = tf.Variable(0.0, name="v")
+        updates = [tf.assign_add(v, 1.0, name=f"up{i}") for i in range(3)]
+        grouped = tf.group(*updates, name="update")  # 3 sources here, waiters on cpu:1
+    with tf.device("/cpu:1"), tf.control_dependencies([grouped]):
+        waiters = [tf.constant(1.0) + 1.0, tf.constant(2.0) * 3.0]
+    with tf.Session(config=_config(2)) as sess:
+        sess.run(v.initializer)
+        out, graphs = _partition_graphs(sess, waiters, None)
+        assert out == [2.0, 6.0] and sess.run(v) == 3.0
+        assert "update" in _ops(graphs, 0, "NoOp")  # one control message, not three
+        assert len(_ops(graphs, 0, "_ControlSend")) == 1
+        with tf.device("/cpu:1"):
+            target = tf.group(*updates, name="target")
+        _, graphs = _partition_graphs(sess, target, None)
+        assert "target" in _ops(graphs, 1, "NoOp")
+
+
+def test_a_small_constant_is_copied_to_the_device_that_reads_it_not_sent():
+    """A learning rate made on the worker for an update on the ps: no Send/Recv each step."""
+    with tf.device("/cpu:0"):
+        v = tf.Variable([1.0, 2.0], name="v")
+    with tf.device("/cpu:1"):
+        rate = tf.constant(0.5, name="rate")
+        big = tf.constant(np.arange(20000, dtype=np.float32), name="big")  # 80 KB: sent
+    with tf.device("/cpu:0"):
+        total = tf.reduce_sum(big * v[0])
+        with tf.control_dependencies([total]):
+            step = tf.assign_sub(v, rate * tf.identity(v))
+    with tf.Session(config=_config(2)) as sess:
+        sess.run(v.initializer)
+        (after, summed), graphs = _partition_graphs(sess, [step, total], None)
+    np.testing.assert_allclose(after, [0.5, 1.0])
+    assert summed == np.arange(20000, dtype=np.float32).sum()
+    assert "rate/_on_localhost_0_CPU_0" in _ops(graphs, 0, "Const")
+    recvs = [n["attr"]["tensor_name"] for n in graphs[CPU.format(0)] if n["op"] == "_Recv"]
+    assert recvs == ["big:0"]
