@@ -112,9 +112,11 @@ def bypass_groups(step: StepGraph, placement: dict[Operation, Device]) -> int:
     for op in step.ops:  # topological: a group inside a group is bypassed first
         if op in targets or not op.op_def.groups_only or op._inputs or not op._control_outputs:
             continue
-        sources, sinks = list(dict.fromkeys(op._control_inputs)), op._control_outputs
-        ends = [*sources, *sinks]  # (a control input from a fed op is not in the step)
-        if any(c.op_def.control_kind or c not in placement for c in ends):
+        sources = list(dict.fromkeys(op._control_inputs))
+        sinks = [x for x in dict.fromkeys(op._control_outputs) if x in placement]  # in the step
+        if not sinks or any(c.op_def.control_kind for c in [*sources, *sinks]):
+            continue
+        if any(a not in placement for a in sources):  # a fed op: its edge is met by the feed
             continue
         # messages: one per (source op, other device) into the group and per other device
         # out of it, against one per (source op, device of a waiting op) without it
@@ -129,7 +131,7 @@ def bypass_groups(step: StepGraph, placement: dict[Operation, Device]) -> int:
             continue
         for a in sources:
             a._control_outputs = [c for c in a._control_outputs if c is not op]
-        for x in dict.fromkeys(sinks):
+        for x in sinks:
             kept = [c for c in x._control_inputs if c is not op]
             added = [a for a in sources if a not in kept]
             x._control_inputs = kept + added
