@@ -3,8 +3,9 @@
 ``partition_step`` rewrites a placed ``StepGraph``: a data edge ``x:k -> y`` whose ends sit on
 different devices becomes ``x:k -> _Send`` on x's device and ``_Recv -> y`` on y's device. Sends
 and Recvs are made once per (tensor, destination device), so any number of consumers on one
-device share one transfer. A control edge that crosses devices becomes
-``_ControlSend -> _ControlRecv``. Each pair shares a rendezvous key built from the step id, both
+device share one transfer. The control edges into an op from the ops of another device become
+one ``_ControlSend -> _ControlRecv``, sent once all of those ops have run (ops that wait on the
+same set share it). Each pair shares a rendezvous key built from the step id, both
 device names and the tensor name. Fed tensors are not edges: every partition reading one gets
 the fed value directly, and neither is a small constant (up to ``MAX_COPIED_CONSTANT_BYTES``):
 each device that reads one gets a copy of the ``Const`` op, so a learning rate made on the
@@ -28,6 +29,7 @@ Recv, so no cycle can appear.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,15 +120,13 @@ def bypass_groups(step: StepGraph, placement: dict[Operation, Device]) -> int:
             continue
         if any(a not in placement for a in sources):  # a fed op: its edge is met by the feed
             continue
-        # messages: one per (source op, other device) into the group and per other device
-        # out of it, against one per (source op, device of a waiting op) without it
+        # control messages (one per pair of devices, ``partition_step``): into the group and
+        # out of it, against straight from the sources' devices to the waiting ops' devices
         here = placement[op].name
-        before = sum(placement[a].name != here for a in sources)
-        before += len({placement[x].name for x in sinks} - {here})
-        after = len(
-            {(a, placement[x].name) for a in sources for x in sinks}
-            - {(a, placement[a].name) for a in sources}
-        )
+        source_devices = {placement[a].name for a in sources}
+        sink_devices = {placement[x].name for x in sinks}
+        before = len(source_devices - {here}) + len(sink_devices - {here})
+        after = sum(s != d for s in source_devices for d in sink_devices)
         if after >= before:
             continue
         for a in sources:
@@ -155,7 +155,7 @@ def partition_step(
         partitions.setdefault(device.name, Partition(device)).ops.append(op)
     feed_index = {t: i for i, t in enumerate(step.feeds)}
     recvs: dict[tuple[Tensor, str, bool], Tensor] = {}
-    control_recvs: dict[tuple[Operation, str], Operation] = {}
+    control_recvs: dict[tuple[tuple[Operation, ...], str], Operation] = {}
 
     def recv_for(t: Tensor, dst: Device, as_ref: bool) -> Tensor:
         key = (t, dst.name, as_ref)
@@ -193,24 +193,31 @@ def partition_step(
         recvs[key] = recv._outputs[0]
         return recvs[key]
 
-    def control_recv_for(c: Operation, dst: Device) -> Operation:
-        key = (c, dst.name)
+    def control_recv_for(sources: tuple[Operation, ...], dst: Device) -> Operation:
+        """One control message from the device of ``sources`` to ``dst``, sent once all of
+        them have run."""
+        key = (sources, dst.name)
         found = control_recvs.get(key)
         if found is not None:
             return found
-        src = placement[c]
+        first = sources[0]
+        src = placement[first]
+        name = first.name
+        if len(sources) > 1:  # named by the first, told apart from other sets by a digest
+            digest = hashlib.sha1("\0".join(c.name for c in sources).encode()).hexdigest()[:8]
+            name = f"{first.name}_and_{len(sources) - 1}_more_{digest}"
         attrs = {
-            "tensor_name": f"^{c.name}",
+            "tensor_name": f"^{name}",
             "send_device": src.name,
             "recv_device": dst.name,
             "compression": "",
         }
         send = _make(
-            step, "_ControlSend", f"_send_ctrl_{c.name}_to_{_short(dst)}", [], dict(attrs), [],
-            src, [c],
+            step, "_ControlSend", f"_send_ctrl_{name}_to_{_short(dst)}", [], dict(attrs), [],
+            src, list(sources),
         )  # fmt: skip
         recv = _make(
-            step, "_ControlRecv", f"_recv_ctrl_{c.name}_on_{_short(dst)}", [], attrs, [], dst
+            step, "_ControlRecv", f"_recv_ctrl_{name}_on_{_short(dst)}", [], attrs, [], dst
         )
         partitions[src.name].ops.append(send)
         partitions.setdefault(dst.name, Partition(dst)).ops.append(recv)
@@ -232,12 +239,16 @@ def partition_step(
             new_inputs.append(recv)
         op._inputs = new_inputs
         new_controls = []
+        remote: dict[str, list[Operation]] = {}  # control inputs by their (other) device
         for c in op._control_inputs:
             if placement[c] is dst:
                 new_controls.append(c)
-                continue
-            c._control_outputs.remove(op)
-            recv_op = control_recv_for(c, dst)
+            elif c not in remote.setdefault(placement[c].name, []):
+                remote[placement[c].name].append(c)
+        for sources in remote.values():
+            for c in sources:
+                c._control_outputs.remove(op)
+            recv_op = control_recv_for(tuple(sorted(sources, key=lambda c: c.name)), dst)
             recv_op._control_outputs.append(op)
             new_controls.append(recv_op)
         op._control_inputs = new_controls

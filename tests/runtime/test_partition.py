@@ -228,7 +228,7 @@ def test_a_group_stays_where_bypassing_it_would_cost_messages_or_it_is_the_targe
         sess.run(v.initializer)
         out, graphs = _partition_graphs(sess, waiters, None)
         assert out == [2.0, 6.0] and sess.run(v) == 3.0
-        assert "update" in _ops(graphs, 0, "NoOp")  # one control message, not three
+        assert "update" in _ops(graphs, 0, "NoOp")  # one control message either way: it stays
         assert len(_ops(graphs, 0, "_ControlSend")) == 1
         with tf.device("/cpu:1"):
             target = tf.group(*updates, name="target")
@@ -255,3 +255,24 @@ def test_a_small_constant_is_copied_to_the_device_that_reads_it_not_sent():
     assert "rate/_on_localhost_0_CPU_0" in _ops(graphs, 0, "Const")
     recvs = [n["attr"]["tensor_name"] for n in graphs[CPU.format(0)] if n["op"] == "_Recv"]
     assert recvs == ["big:0"]
+
+
+def test_the_control_edges_from_one_device_into_an_op_are_one_message():
+    with tf.device("/cpu:0"):
+        v = tf.Variable(0.0, name="v")
+        updates = [tf.assign_add(v, 1.0, name=f"up{i}") for i in range(4)]
+    with tf.device("/cpu:1"):
+        with tf.control_dependencies(updates):
+            after_all = tf.identity(tf.constant(1.0))
+        with tf.control_dependencies(updates[:2]):
+            after_two = tf.identity(tf.constant(2.0))
+        with tf.control_dependencies(updates):  # the same set: the same message
+            also_after_all = tf.identity(tf.constant(3.0))
+    with tf.device("/cpu:0"), tf.control_dependencies([after_all, also_after_all]):
+        seen = tf.identity(v.read_value())  # runs after both, hence after all four updates
+    with tf.Session(config=_config(2)) as sess:
+        sess.run(v.initializer)
+        out, graphs = _partition_graphs(sess, [after_two, seen], None)
+    assert out == [2.0, 4.0]
+    assert len(_ops(graphs, 0, "_ControlSend")) == 2  # the four updates; the first two
+    assert len(_ops(graphs, 1, "_ControlSend")) == 1  # both waiters, back to cpu:0
