@@ -247,7 +247,7 @@ def partition_step(
                 remote[placement[c].name].append(c)
         for sources in remote.values():
             for c in sources:
-                c._control_outputs.remove(op)
+                c._control_outputs = [o for o in c._control_outputs if o is not op]
             recv_op = control_recv_for(tuple(sorted(sources, key=lambda c: c.name)), dst)
             recv_op._control_outputs.append(op)
             new_controls.append(recv_op)
