@@ -108,7 +108,9 @@ def _copyable_constant(t: Tensor, dst: Device) -> bool:
 
 def bypass_groups(step: StepGraph, placement: dict[Operation, Device]) -> int:
     """Route control edges around grouping ops where that saves cross-device messages (see
-    the module docstring), in place; returns how many groups went."""
+    the module docstring), in place; returns how many groups went. A group that is a target
+    is left to the master, which for a cluster replaces it by what it groups
+    (``master._ungrouped``)."""
     targets = set(step.targets)
     gone: set[Operation] = set()
     for op in step.ops:  # topological: a group inside a group is bypassed first
