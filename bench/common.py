@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import time
@@ -10,16 +11,56 @@ from typing import Any
 from collections.abc import Callable
 
 
-def cpu_model() -> str:
-    """The host CPU's model name (the README's figures name it: the host changes day to day)."""
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's entries of /proc/cpuinfo (empty where there is none)."""
+    entries: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                entries[key.strip()] = value.strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return entries
+
+
+def cpu_model() -> str:
+    """The host CPU's model name with its family and model (the README's figures name it: the
+    host changes day to day, and one vendor's name covers several generations)."""
+    info = _cpuinfo()
+    if "model name" not in info:
+        return platform.processor() or platform.machine()
+    return f"{info['model name']} (family {info.get('cpu family')} model {info.get('model')})"
+
+
+def blas_kernels() -> str:
+    """Which kernels NumPy's BLAS runs, and whether that is less than the CPU offers.
+
+    OpenBLAS picks its kernels for the CPU it finds unless ``OPENBLAS_CORETYPE`` names others.
+    Some environments pin that variable (this project's machines set ``Haswell``: AVX2), which
+    on an AVX-512 CPU halves NumPy's GEMM rate while TensorFlow's oneDNN still uses AVX-512.
+    Every ratio that involves a GEMM depends on it, so each run's header says it.
+    """
+    import numpy  # noqa: F401 - loads the BLAS that threadpoolctl then finds
+    from threadpoolctl import threadpool_info
+
+    blas = [lib for lib in threadpool_info() if lib.get("user_api") == "blas"]
+    if not blas:
+        return "no BLAS found by threadpoolctl"
+    lib = blas[0]
+    text = f"{lib['internal_api']} {lib.get('version')} kernels {lib.get('architecture')}"
+    pinned = os.environ.get("OPENBLAS_CORETYPE")
+    if pinned:
+        text += f" (OPENBLAS_CORETYPE={pinned})"
+    avx512_cpu = "avx512f" in _cpuinfo().get("flags", "").split()
+    if avx512_cpu and lib.get("architecture") not in _AVX512_KERNELS:
+        text += "; the CPU has AVX-512, these kernels do not use it"
+    return text
+
+
+_AVX512_KERNELS = ("SkylakeX", "Cooperlake", "SapphireRapids")  # OpenBLAS's names
 
 
 @dataclass

@@ -19,9 +19,10 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-from bench.common import Result, cpu_model
+from bench.common import Result, blas_kernels, cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_VENV = ROOT / ".benchvenv" / "bin" / "python"
@@ -114,6 +115,7 @@ def machine() -> dict:
         "numpy": numpy.__version__,
         "cpus": os.cpu_count(),
         "cpu": cpu_model(),
+        "blas": blas_kernels(),
         "platform": platform.platform(),
     }
 
@@ -132,6 +134,8 @@ def main() -> None:
         print(json.dumps(results))
         return
     everything = []
+    print(f"# {time.strftime('%Y-%m-%d %H:%M %Z')}, {cpu_model()}, {os.cpu_count()} CPUs")
+    print(f"# NumPy's BLAS: {blas_kernels()}")
     for suite in suites:
         results = []
         for framework in FRAMEWORKS_HERE:
