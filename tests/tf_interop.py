@@ -32,14 +32,19 @@ def tensorflow_python():
     return None
 
 
-def run_tensorflow(script, *args):
-    """Run ``script`` (``tf`` and ``tf1 = tf.compat.v1`` imported) with ``args``; its stdout."""
+def run_tensorflow(script, *args, env=None):
+    """Run ``script`` (``tf`` and ``tf1 = tf.compat.v1`` imported) with ``args``, and ``env``
+    added to this process's environment; its stdout."""
     python = tensorflow_python()
     if python is None:
         pytest.skip("tensorflow is not importable here")
     code = "import tensorflow as tf\ntf1 = tf.compat.v1\n" + textwrap.dedent(script)
     result = subprocess.run(
-        [python, "-c", code, *args], capture_output=True, text=True, timeout=300
+        [python, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
