@@ -7,7 +7,9 @@ and a [100,000, 64] table, sum loss, SGD with sparse updates.
 
 nbflow and TensorFlow run the very same tf.compat.v1 code; PyTorch runs the same models; a
 hand-written NumPy loop of the MLPs is the floor of any NumPy-kernel system and the machine's
-NumPy matmul GFLOP/s its ceiling.
+NumPy matmul GFLOP/s its ceiling. For the CNN the floor is its matrix products alone, timed at
+the shapes an im2col convolution gives BLAS (narrow ones: 64 output channels), so each run
+shows how close TensorFlow's oneDNN, which convolves directly, is to what BLAS allows.
 """
 
 from __future__ import annotations
@@ -113,6 +115,29 @@ def _cnn_graph(tf):
     logits = tf.matmul(h, weight([1024, 10], 4))
     loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits))
     return x, y, tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+
+
+def _cnn_products(batch: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The CNN step's matrix products as (a, b, out) with ``a @ b`` of the shapes an im2col
+    convolution multiplies: per convolution the forward ``cols @ W``, the filter gradient
+    ``dy^T @ cols`` and (the second's only) the input gradient ``dy @ W^T``, then the fully
+    connected layers' forward, weight and input gradients. Transposed operands are transposed
+    views, as the kernels pass them to BLAS."""
+    rng = np.random.default_rng(0)
+    shapes = []  # (M, K, N, a transposed)
+    for pixels, taps, out_channels, input_grad in ((784, 25, 32, False), (196, 800, 64, True)):
+        rows = batch * pixels
+        shapes += [(rows, taps, out_channels, False), (out_channels, rows, taps, True)]
+        shapes += [(rows, out_channels, taps, False)] if input_grad else []
+    for fan_in, fan_out in ((7 * 7 * 64, 1024), (1024, 10)):
+        shapes += [(batch, fan_in, fan_out, False), (fan_in, batch, fan_out, True)]
+        shapes += [(batch, fan_out, fan_in, False)]
+    products = []
+    for m, k, n, transposed in shapes:
+        a = rng.standard_normal((k, m) if transposed else (m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        products.append((a.T if transposed else a, b, np.empty((m, n), np.float32)))
+    return products
 
 
 def _embedding_graph(tf, rows):
@@ -255,7 +280,8 @@ def run_pytorch(quick: bool = False) -> list[Result]:
 
 
 def run_numpy(quick: bool = False) -> list[Result]:
-    """Hand-written forward/backward/update loops of the two MLPs, and the matmul ceiling."""
+    """Hand-written forward/backward/update loops of the two MLPs, the CNN's matrix products
+    alone, and the matmul ceiling."""
     repeats = 3 if quick else 5
     out = []
     for (name, sizes, batch), adagrad in ((MLP_SMALL, True), (MLP_LARGE, False)):
@@ -297,6 +323,26 @@ def run_numpy(quick: bool = False) -> list[Result]:
                 SUITE, name, "numpy", value, "examples/s", repeats, spread, note="hand-written loop"
             )
         )
+    products = _cnn_products(CNN[2])
+    value, spread = rate(
+        lambda: [np.matmul(a, b, out=c) for a, b, c in products],
+        work_per_call=CNN[2],
+        repeats=repeats,
+        min_time=1.0,
+    )
+    out.append(
+        Result(
+            SUITE,
+            "c) CNN: its matrix products alone",
+            "numpy",
+            value,
+            "examples/s",
+            repeats,
+            spread,
+            note="the step's GEMMs at their im2col shapes, nothing else: any im2col + BLAS "
+            "CNN runs at most this fast",
+        )
+    )
     a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
     value, spread = rate(lambda: a @ a, work_per_call=2 * 1024**3 / 1e9, repeats=repeats)
     out.append(
