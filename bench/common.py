@@ -63,6 +63,14 @@ def blas_kernels() -> str:
 _AVX512_KERNELS = ("SkylakeX", "Cooperlake", "SapphireRapids")  # OpenBLAS's names
 
 
+def run_header() -> str:
+    """The lines a bench run's output starts with: when, on what CPU, with which BLAS kernels."""
+    return (
+        f"# {time.strftime('%Y-%m-%d %H:%M %Z')}, {cpu_model()}, {os.cpu_count()} CPUs\n"
+        f"# NumPy's BLAS: {blas_kernels()}"
+    )
+
+
 @dataclass
 class Result:
     """One measured figure: a workload run by one framework."""

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import Result, free_ports, tensorflow_v1
+from bench.common import Result, free_ports, run_header, tensorflow_v1
 
 SUITE = "distributed_training"
 ROOT = Path(__file__).resolve().parent.parent
@@ -657,6 +657,7 @@ def main() -> None:
     if args.tf_driver:
         tf_driver()
         return
+    print(run_header(), flush=True)
     if args.profile:
         for label, security, local_plane in [
             ("TLS, Unix sockets on this machine", True, True),

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.common import run_header
 from bench.training import CNN, MLP_LARGE, MLP_SMALL, _cnn_graph, _data, _mlp_graph
 
 _CONVOLUTIONS = ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter")
@@ -130,6 +131,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (threadpoolctl)")
     parser.add_argument("--steps", type=int, default=15)
     args = parser.parse_args()
+    print(run_header())
     from threadpoolctl import threadpool_limits
 
     import nbflow as tf

@@ -19,10 +19,9 @@ import os
 import platform
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from bench.common import Result, blas_kernels, cpu_model
+from bench.common import Result, blas_kernels, cpu_model, run_header
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_VENV = ROOT / ".benchvenv" / "bin" / "python"
@@ -134,8 +133,7 @@ def main() -> None:
         print(json.dumps(results))
         return
     everything = []
-    print(f"# {time.strftime('%Y-%m-%d %H:%M %Z')}, {cpu_model()}, {os.cpu_count()} CPUs")
-    print(f"# NumPy's BLAS: {blas_kernels()}")
+    print(run_header())
     for suite in suites:
         results = []
         for framework in FRAMEWORKS_HERE:
