@@ -186,6 +186,7 @@ def test_hovering_a_scalar_chart_reads_out_each_run_and_dragging_zooms(page, lab
     """TensorBoard's readout: at the pointer, each run's nearest point with its value (checked
     against TensorBoard's reader of the same logs) and step; a flat drag zooms the x axis to the
     span dragged, a box zooms both axes to it, and a double-click zooms back out."""
+    open_board(page, "logs")  # shows the Board an earlier test opened, or opens it
     b = board(page, "logs")
     b.locator("button.nbflow-tab[data-tab='Scalars']").click()
     chart = b.locator(f".nbflow-chart[data-tag='{LOSS_TAG}']")
@@ -265,6 +266,30 @@ def test_hovering_a_scalar_chart_reads_out_each_run_and_dragging_zooms(page, lab
     assert float(chart.get_attribute("data-y-max")) == y_max
     page.mouse.move(0, 0)
     readout.wait_for(state="hidden")
+
+
+def test_a_readout_goes_when_the_pointer_leaves_a_chart_redrawn_under_it(page, lab):
+    """Zooming redraws the chart under the pointer: the overlay the pointer entered is gone, and
+    Chromium sends the leave to it. Leaving the charts must still take the readout down (it
+    stayed up, every time, before the charts' own leave handler)."""
+    open_board(page, "logs")
+    b = board(page, "logs")
+    b.locator("button.nbflow-tab[data-tab='Scalars']").click()
+    chart = b.locator(f".nbflow-chart[data-tag='{LOSS_TAG}']")
+    overlay = chart.locator("rect.nbflow-plot-overlay")
+    readout = chart.locator(".nbflow-readout")
+    for _ in range(3):
+        overlay.wait_for()
+        box = overlay.bounding_box()
+        y = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + box["width"] * 0.2, y)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] * 0.6, y, steps=5)
+        page.mouse.up()  # zoomed: the chart is redrawn under the pointer
+        overlay.dblclick()  # and again, zoomed out
+        readout.wait_for(state="visible")
+        page.mouse.move(0, 0)
+        readout.wait_for(state="hidden", timeout=2000)
 
 
 def test_a_pinned_chart_is_copied_to_the_top_and_unpinned_from_either_copy(page):

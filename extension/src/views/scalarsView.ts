@@ -129,6 +129,14 @@ export class ScalarsView {
     const csv = html('button', { class: 'nbflow-button nbflow-csv' }, bar, 'Download CSV');
     csv.addEventListener('click', () => this.downloadCsv());
     this.charts = html('div', { class: 'nbflow-charts' }, this.node);
+    // A redraw under the pointer (a live update, a zoom) replaces the overlay the pointer
+    // entered, and the browser may then send the pointer's leave to the removed one: leaving
+    // the charts clears the hover too, or a readout would stay up with no pointer on its chart.
+    this.charts.addEventListener('mouseleave', () => {
+      this.hover = null;
+      this.charts.querySelectorAll<HTMLElement>('.nbflow-readout').forEach(r => (r.hidden = true));
+      this.charts.querySelectorAll('g.nbflow-hover').forEach(g => g.setAttribute('visibility', 'hidden'));
+    });
   }
 
   /** Set the smoothing weight and the x axis from outside (the toolbar follows). */
