@@ -35,6 +35,9 @@ def cpu_model() -> str:
     return f"{info['model name']} (family {info.get('cpu family')} model {info.get('model')})"
 
 
+_AVX512_KERNELS = ("SkylakeX", "Cooperlake", "SapphireRapids")  # OpenBLAS's names
+
+
 def blas_kernels() -> str:
     """Which kernels NumPy's BLAS runs, and whether that is less than the CPU offers.
 
@@ -58,9 +61,6 @@ def blas_kernels() -> str:
     if avx512_cpu and lib.get("architecture") not in _AVX512_KERNELS:
         text += "; the CPU has AVX-512, these kernels do not use it"
     return text
-
-
-_AVX512_KERNELS = ("SkylakeX", "Cooperlake", "SapphireRapids")  # OpenBLAS's names
 
 
 def run_header() -> str:

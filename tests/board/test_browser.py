@@ -103,6 +103,14 @@ def board(page, logdir: str):
     return page.locator(f".nbflow-board:has(input.nbflow-logdir[value='{logdir}'])")
 
 
+def loss_chart(page):
+    """The "logs" Board's loss chart on its Scalars tab (opening the Board if no test has)."""
+    open_board(page, "logs")
+    b = board(page, "logs")
+    b.locator("button.nbflow-tab[data-tab='Scalars']").click()
+    return b.locator(f".nbflow-chart[data-tag='{LOSS_TAG}']")
+
+
 def open_notebook_with_output(page, lab, path: str, source: str, data: dict) -> None:
     """Save a notebook whose one cell shows the display ``data``, and open it in the page."""
     notebook = {
@@ -186,10 +194,7 @@ def test_hovering_a_scalar_chart_reads_out_each_run_and_dragging_zooms(page, lab
     """TensorBoard's readout: at the pointer, each run's nearest point with its value (checked
     against TensorBoard's reader of the same logs) and step; a flat drag zooms the x axis to the
     span dragged, a box zooms both axes to it, and a double-click zooms back out."""
-    open_board(page, "logs")  # shows the Board an earlier test opened, or opens it
-    b = board(page, "logs")
-    b.locator("button.nbflow-tab[data-tab='Scalars']").click()
-    chart = b.locator(f".nbflow-chart[data-tag='{LOSS_TAG}']")
+    chart = loss_chart(page)
     overlay = chart.locator("rect.nbflow-plot-overlay")
     overlay.wait_for()
     box = overlay.bounding_box()
@@ -272,10 +277,7 @@ def test_a_readout_goes_when_the_pointer_leaves_a_chart_redrawn_under_it(page, l
     """Zooming redraws the chart under the pointer: the overlay the pointer entered is gone, and
     Chromium sends the leave to it. Leaving the charts must still take the readout down (it
     stayed up, every time, before the charts' own leave handler)."""
-    open_board(page, "logs")
-    b = board(page, "logs")
-    b.locator("button.nbflow-tab[data-tab='Scalars']").click()
-    chart = b.locator(f".nbflow-chart[data-tag='{LOSS_TAG}']")
+    chart = loss_chart(page)
     overlay = chart.locator("rect.nbflow-plot-overlay")
     readout = chart.locator(".nbflow-readout")
     for _ in range(3):
