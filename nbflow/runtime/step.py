@@ -3,9 +3,10 @@
 Every runner has one method, ``run(ctx, feeds, deadline) -> fetched values``:
 
 * ``InlineExecutor`` (executor.py): the plan as one generated straight-line function, kernels
-  pasted in as expressions — a plan with no control flow, no async kernel that may wait on
-  something else (a queue, a Recv; background kernels such as the histogram summary are fine)
-  and no parallel work worth a thread pool (the per-call fast path);
+  pasted in as expressions — a plan with no control flow, no parallel work worth a thread pool,
+  and kernels that may wait on something else (a queue, a mutex) only in one chain, none a Recv
+  (``executor.waits_in_line``; background kernels such as the histogram summary are fine): the
+  per-call fast path;
 * ``StructuredExecutor`` (executor.py, source from loop_compiler.py): a control-flow plan
   without async kernels, each loop frame a Python ``while``;
 * ``DataflowExecutor`` (drivers.py): the pure dataflow state (dataflow.py) driven by a thread
@@ -26,7 +27,8 @@ kernels) waits at most until the deadline, then cancels the step through
 elsewhere (``Session.close``, an error on another device, a master's abort) ends a waiting step
 with the cancellation's error, and blocked kernels withdraw their waiters through the same
 manager. Structured loops check the deadline and the cancellation at each iteration; the
-straight-line runner has nothing that waits or repeats, so it runs to completion.
+straight-line runner checks both where one of its kernels waits, and otherwise runs to
+completion.
 """
 
 from __future__ import annotations
@@ -42,7 +44,12 @@ from nbflow.devices.device import Device
 from nbflow.framework.op_def import KernelContext
 from nbflow.framework.ops import Operation
 from nbflow.runtime.drivers import CallerDriver, DataflowExecutor
-from nbflow.runtime.executor import InlineExecutor, StructuredExecutor, has_parallel_work
+from nbflow.runtime.executor import (
+    InlineExecutor,
+    StructuredExecutor,
+    has_parallel_work,
+    waits_in_line,
+)
 from nbflow.runtime.loop_compiler import compile_plan
 from nbflow.runtime.master import partition_graph_def
 from nbflow.runtime.multi_device import PartitionRun, PartitionRunner
@@ -90,7 +97,7 @@ def choose_runner(plan: Plan, pool: ThreadPoolExecutor, policy: RunnerPolicy) ->
     parallel = policy.choice == "parallel" or (
         policy.choice == "auto" and spare_cores and has_parallel_work(plan)
     )
-    if parallel or plan.has_waiting_async or plan.has_control_flow:
+    if parallel or plan.has_control_flow or (plan.has_waiting_async and not waits_in_line(plan)):
         return DataflowExecutor(plan, pool)
     return InlineExecutor(plan)
 
