@@ -92,14 +92,18 @@ def choose_runner(plan: Plan, pool: ThreadPoolExecutor, policy: RunnerPolicy) ->
         source = compile_plan(plan)  # None: async kernels, or loops of an unknown shape
         if source is not None:
             return StructuredExecutor(plan, source)
-    threads = policy.inter_op_threads
-    spare_cores = threads > 1 or (threads == 0 and (os.cpu_count() or 1) >= 4)
     parallel = policy.choice == "parallel" or (
-        policy.choice == "auto" and spare_cores and has_parallel_work(plan)
+        policy.choice == "auto" and _spare_cores(policy) and has_parallel_work(plan)
     )
     if parallel or plan.has_control_flow or (plan.has_waiting_async and not waits_in_line(plan)):
         return DataflowExecutor(plan, pool)
     return InlineExecutor(plan)
+
+
+def _spare_cores(policy: RunnerPolicy) -> bool:
+    """Whether there are cores for kernels side by side, beyond BLAS's own threads."""
+    threads = policy.inter_op_threads
+    return threads > 1 or (threads == 0 and (os.cpu_count() or 1) >= 4)
 
 
 def caller_driver(plan: Plan, serial_ok: bool = False) -> CallerDriver | None:
@@ -124,12 +128,19 @@ def partition_runner(
     devices: dict[str, Device],
 ) -> PartitionRunner:
     """A runner for a step's partitions: (device, plan, step feed indices, step fetch indices)
-    each, every plan run by the runner ``choose_runner`` picks for it."""
+    each, every plan run by the runner ``choose_runner`` picks for it. Where no cores are spare
+    for kernels side by side and every partition can be driven in the calling thread (its only
+    async kernels are Recvs), a local step runs them all there, one ``CallerDriver`` each
+    (``PartitionRunner.run``)."""
     runs = [
         PartitionRun(device, choose_runner(plan, pool, policy), feed_indices, fetch_indices, plan)
         for device, plan, feed_indices, fetch_indices in parts
     ]
-    return PartitionRunner(runs, num_fetches, fed_fetches, devices)
+    in_caller = None
+    if policy.choice != "parallel" and not _spare_cores(policy):
+        drivers = [caller_driver(plan, serial_ok=True) for _, plan, _, _ in parts]
+        in_caller = drivers if all(d is not None for d in drivers) else None
+    return PartitionRunner(runs, num_fetches, fed_fetches, devices, in_caller)
 
 
 class Step:

@@ -1,5 +1,7 @@
 """Partitioning with Send/Recv, the rendezvous, Recv scheduling and lossy transfers."""
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -276,3 +278,32 @@ def test_the_control_edges_from_one_device_into_an_op_are_one_message():
     assert out == [2.0, 4.0]
     assert len(_ops(graphs, 0, "_ControlSend")) == 2  # the four updates; the first two
     assert len(_ops(graphs, 1, "_ControlSend")) == 1  # both waiters, back to cpu:0
+
+
+@pytest.mark.parametrize("runner", ["auto", "parallel"])
+def test_a_local_step_over_devices_runs_in_the_calling_thread_when_no_cores_are_spare(runner):
+    """With one inter-op thread, partitions whose only async kernels are Recvs are driven in
+    the caller: each Send resumes the partition waiting for it. Either way, the same values."""
+    seen = []
+
+    def where(v):
+        seen.append(threading.get_ident())
+        return v
+
+    x = tf.placeholder(tf.float32, [3], name="x")
+    with tf.device("/cpu:0"):
+        a = tf.py_func(where, [x * 2.0], tf.float32)
+    with tf.device("/cpu:1"):
+        b = tf.py_func(where, [a + 1.0], tf.float32)
+    with tf.device("/cpu:0"):
+        c = tf.py_func(where, [b * 3.0], tf.float32)  # back to the first device
+    config = _config(2)
+    config.inter_op_parallelism_threads = 1
+    sess = tf.Session(config=config)
+    sess._executor_choice = runner
+    values = np.array([1.0, -2.0, 0.5], np.float32)
+    with sess:
+        for _ in range(3):
+            np.testing.assert_allclose(sess.run(c, {x: values}), (values * 2 + 1) * 3)
+    if runner == "auto":
+        assert set(seen) == {threading.get_ident()}
