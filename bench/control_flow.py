@@ -10,6 +10,11 @@ backward pass (the floor of any NumPy-kernel system).
 (b) an input pipeline: generated CSV files → string_input_producer → TextLineReader →
 decode_csv → shuffle_batch(batch_size=100) filled by queue runners, batches dequeued in the main
 thread, in records per second.
+
+(c) training fed by a queue, as TF1 programs without feed_dict do: the Figure 1 MLP (784-100-10,
+Adagrad) reading its batches of 100 from ``tf.train.batch`` over ``slice_input_producer`` on
+5,000 generated examples held in constants; the queue runner's thread enqueues one example per
+step, so both threads' steps count. In training steps per second.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ STEPS, BATCH, HIDDEN = 50, 32, 128
 RNN_FORWARD = "a) while_loop RNN 50x[32,128] forward"
 RNN_BACKWARD = "a) while_loop RNN 50x[32,128] forward+backward"
 PIPELINE = "b) CSV TextLineReader->decode_csv->shuffle_batch(100)"
+QUEUE_FED = "c) Figure 1 MLP trained from slice_input_producer->batch(100)"
 CSV_FILES, CSV_ROWS, CSV_COLUMNS = 4, 5_000, 5
 
 
@@ -115,8 +121,47 @@ def _pipeline(tf, framework: str, quick: bool) -> Result:
     return Result(SUITE, PIPELINE, framework, value, "records/s", repeats, spread)
 
 
+def _queue_fed_training(tf, framework: str, quick: bool) -> Result:
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((5_000, 784)).astype(np.float32)
+    labels = rng.integers(0, 10, 5_000).astype(np.int32)
+    graph = tf.Graph()
+    with graph.as_default():
+        image, label = tf.train.slice_input_producer(
+            [tf.constant(images), tf.constant(labels)], shuffle=True, seed=1
+        )
+        x, y = tf.train.batch([image, label], batch_size=100, capacity=2_000)
+        w1 = tf.Variable(tf.random_normal([784, 100], stddev=0.05, seed=1))
+        w2 = tf.Variable(tf.random_normal([100, 10], stddev=0.05, seed=2))
+        b1, b2 = tf.Variable(tf.zeros([100])), tf.Variable(tf.zeros([10]))
+        logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+        loss = tf.reduce_mean(
+            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+        )
+        train = tf.train.AdagradOptimizer(0.01).minimize(loss)
+        init = tf.global_variables_initializer()
+    with tf.Session(graph=graph) as sess:
+        sess.run(init)
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord)
+        try:
+            value, spread = rate(
+                lambda: sess.run(train),
+                repeats=3 if quick else 5,
+                min_time=0.3 if quick else 1.0,
+                warmup=30,
+            )
+        finally:
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    return Result(SUITE, QUEUE_FED, framework, value, "steps/s", 3 if quick else 5, spread)
+
+
 def run_graph_framework(tf, framework: str, quick: bool) -> list[Result]:
-    return _rnn(tf, framework, quick) + [_pipeline(tf, framework, quick)]
+    return _rnn(tf, framework, quick) + [
+        _pipeline(tf, framework, quick),
+        _queue_fed_training(tf, framework, quick),
+    ]
 
 
 def run_nbflow(quick: bool = False) -> list[Result]:

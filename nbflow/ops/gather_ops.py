@@ -66,10 +66,13 @@ class GatherV2(OpDef):
     def compute(self, ctx: KernelContext, params: Any, indices: Any, axis: Any, batch_dims: int):
         axis = int(axis)
         n = params.shape[axis]
-        if indices.size and (indices.min() < 0 or indices.max() >= n):
+        if indices.ndim == 0:  # one slice (an input producer's record): no reductions to check
+            if not 0 <= int(indices) < n:
+                raise ValueError(f"indices = {int(indices)} is not in [0, {n})")
+        elif indices.size and (indices.min() < 0 or indices.max() >= n):
             bad = indices[(indices < 0) | (indices >= n)].reshape(-1)[0]
             raise ValueError(f"indices = {bad} is not in [0, {n})")
-        return ctx.xp.take(params, indices, axis)
+        return params.take(indices, axis)
 
     def gradient(self, op: Any, grad: Any) -> list[Any]:
         params, indices, axis = op.inputs

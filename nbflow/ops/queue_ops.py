@@ -145,6 +145,8 @@ class QueueEnqueueV2(_AsyncQueueOp):
 
 def _shape_mismatch(queue: QueueResource, shapes: list[tuple]) -> str:
     """TensorFlow's message when an element's component shapes differ from the queue's."""
+    if queue.fixed_shapes is not None and queue.fixed_shapes == tuple(shapes):
+        return ""
     for k, (want, got) in enumerate(zip(queue.shapes or [], shapes)):
         if not want.is_compatible_with(got):
             return (

@@ -19,6 +19,7 @@ The subclasses change only how elements are stored and taken: a random element o
 
 from __future__ import annotations
 
+import collections
 import heapq
 import threading
 from collections.abc import Callable
@@ -43,18 +44,27 @@ class QueueResource:
         self.capacity = capacity if capacity and capacity > 0 else None
         self.dtypes = dtypes_
         self.shapes = shapes
+        # every component's shape, when all are fully defined: an element's check is one ``==``
+        self.fixed_shapes = (
+            tuple(tuple(s.as_list()) for s in shapes)
+            if shapes and all(s.is_fully_defined() for s in shapes)
+            else None
+        )
         self.closed = False
         self.lock = threading.Lock()
-        self.items: list[tuple] = []
+        self.items: Any = self._storage()
         self.enqueuers: list[list] = []  # [elements, done]
         self.dequeuers: list[list] = []  # [n, allow_smaller, many, done]
 
     # element storage (overridden by the shuffling and priority queues)
+    def _storage(self) -> Any:
+        return collections.deque()  # taken from the front in O(1)
+
     def _put(self, element: tuple) -> None:
         self.items.append(element)
 
     def _take(self) -> tuple:
-        return self.items.pop(0)
+        return self.items.popleft()
 
     def _available(self) -> int:
         """How many elements a dequeue may take now."""
@@ -179,6 +189,10 @@ class RandomShuffleQueueResource(QueueResource):
         super().__init__(*args, **kw)
         self.min_after_dequeue = min_after_dequeue
         self.rng = np.random.default_rng(seed)
+        self._uniforms: list[float] = []  # drawn 1,024 at a time: one draw costs ~2 µs
+
+    def _storage(self) -> Any:
+        return []
 
     def _available(self) -> int:
         if self.closed:
@@ -186,7 +200,10 @@ class RandomShuffleQueueResource(QueueResource):
         return max(0, len(self.items) - self.min_after_dequeue)
 
     def _take(self) -> tuple:
-        i = int(self.rng.integers(len(self.items)))
+        if not self._uniforms:
+            self._uniforms = self.rng.random(1024).tolist()
+        n = len(self.items)
+        i = min(int(self._uniforms.pop() * n), n - 1)
         self.items[i], self.items[-1] = self.items[-1], self.items[i]
         return self.items.pop()
 
@@ -211,6 +228,9 @@ class PriorityQueueResource(QueueResource):
     def __init__(self, *args: Any, **kw: Any):
         super().__init__(*args, **kw)
         self._counter = 0
+
+    def _storage(self) -> Any:
+        return []  # a heap
 
     def _put(self, element: tuple) -> None:
         self._counter += 1

@@ -229,9 +229,10 @@ def test_gather_matches_numpy(rng, params_shape, indices, axis):
     np.testing.assert_array_equal(run(y), expected)
 
 
-def test_gather_out_of_range_index_is_invalid_argument():
-    with pytest.raises(tf.errors.InvalidArgumentError, match="indices = 7 is not in"):
-        run(tf.gather(tf.zeros([3]), [0, 7]))
+@pytest.mark.parametrize("indices, bad", [([0, 7], 7), (7, 7), (-1, -1), ([[1], [-2]], -2)])
+def test_gather_out_of_range_index_is_invalid_argument(indices, bad):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"indices = {bad} is not in \[0, 3\)"):
+        run(tf.gather(tf.zeros([3, 2]), indices))
 
 
 def test_gather_gradient_on_axis_0_is_indexed_slices():
