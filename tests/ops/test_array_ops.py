@@ -231,7 +231,9 @@ def test_gather_matches_numpy(rng, params_shape, indices, axis):
 
 @pytest.mark.parametrize("indices, bad", [([0, 7], 7), (7, 7), (-1, -1), ([[1], [-2]], -2)])
 def test_gather_out_of_range_index_is_invalid_argument(indices, bad):
-    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"indices = {bad} is not in \[0, 3\)"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError, match=rf"indices = {bad} is not in \[0, 3\)"
+    ):
         run(tf.gather(tf.zeros([3, 2]), indices))
 
 
