@@ -475,7 +475,11 @@ class TrialRun:
     def _inject(self, inject: Any) -> None:
         if not self.watch.reached.wait(LAST_STEP * 5):
             return
-        time.sleep(self.rng.uniform(0.0, 0.05))  # somewhere in or after the next step
+        # somewhere in or after the next step: a step's time, not a fixed 50 ms, which on a
+        # fast host let training reach LAST_STEP before the fault (nothing left to recover)
+        recent = self.watch.successes[-6:]
+        step_s = (recent[-1] - recent[0]) / (len(recent) - 1) if len(recent) > 1 else 0.05
+        time.sleep(self.rng.uniform(0.0, min(step_s, 0.05)))
         self.fault["step"] = self.watch.step
         self.fault["steps_done"] = len(self.watch.history)
         self.fault["time"] = time.monotonic()
