@@ -145,14 +145,14 @@ class InlineExecutor:
 
     can_wait = False
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: Plan, resumable: bool = False):
         assert not plan.has_control_flow, "a cyclic plan has no straight-line form"
-        assert waits_in_line(plan), "these waiting kernels need the dataflow executor"
+        assert waits_in_line(plan, resumable), "these waiting kernels need the dataflow executor"
         self.plan = plan
         # A step waiting for a background kernel can be cancelled (Session.close) or time out.
         self.can_wait = plan.has_async
         self._waits = plan.has_waiting_async
-        self.source = _generate(plan)
+        self.source = _generate(plan, resumable)
         self._lines = codegen.node_lines(self.source)
         namespace: dict[str, Any] = {"_fail": self._fail, "_owned": owned, "_Pending": Pending}
         for node in plan.nodes:
@@ -169,6 +169,45 @@ class InlineExecutor:
             if self._waits:  # what a waiting kernel holds (a mutex) is given up, as the
                 frame_locals["ctx"].cancellation.cancel(error)  # dataflow executor's fail does
             raise
+
+
+class ResumableInline(InlineExecutor):
+    """A partition of a local step over devices as one generated function that parks instead
+    of blocking: at a Recv whose value is not there yet it yields, and the Send that delivers
+    the value resumes it, in the sender's thread (``multi_device.PartitionRunner``). Its Recvs
+    form one chain (``waits_in_line(plan, recvs=True)``), everything not depending on a Recv
+    runs before it, so partitions parked at their Recvs never wait on each other in a cycle:
+    a Recv's value would depend on a node after another partition's Recv, which depends on a
+    node after this one's. Driven like a ``CallerDriver``: ``start(ctx, feeds, done)``."""
+
+    def __init__(self, plan: Plan):
+        super().__init__(plan, resumable=True)
+        self._parks = bool(waiting_nodes(plan))  # with no Recv the function yields nothing
+
+    def start(self, ctx: KernelContext, feeds: tuple, done: Callable[..., None]) -> None:
+        """Run one step; ``done(fetched values, None)`` or ``done(None, error)`` when over."""
+        if not self._parks:
+            try:
+                values = self.run(ctx, feeds, None)
+            except BaseException as exc:  # noqa: BLE001 - the step's error, through ``done``
+                done(None, exc)
+                return
+            done(values, None)
+            return
+        steps: Any = self.run(ctx, feeds, None)
+
+        def advance() -> None:
+            try:
+                parked = steps.send(None)
+            except StopIteration as stop:
+                done(stop.value, None)
+                return
+            except BaseException as exc:  # noqa: BLE001 - the step's error, through ``done``
+                done(None, exc)
+                return
+            parked.then(advance)
+
+        advance()
 
 
 def _var(src: Source) -> str:
@@ -192,19 +231,23 @@ def fail_step(
     )
 
 
+_then_lock = threading.Lock()  # ``Pending.then`` against a ``done`` in another thread
+
+
 class Pending:
     """The result of a background kernel started by a straight-line step: ``done`` is its
     continuation (called once, from the worker's thread), ``wait`` the step's join point. The
     event to wait on is made only when the step has to wait: a kernel that finished in line
     (``histograms_in_background`` off) costs no lock."""
 
-    __slots__ = ("_event", "_called", "_result", "_error")
+    __slots__ = ("_event", "_called", "_result", "_error", "_then")
 
     def __init__(self) -> None:
         self._event: threading.Event | None = None
         self._called = False
         self._result: Any = None
         self._error: BaseException | None = None
+        self._then: Callable[[], None] | None = None
 
     def done(self, result: Any = None, error: BaseException | None = None) -> None:
         if self._called:
@@ -214,6 +257,19 @@ class Pending:
         event = self._event  # read after ``_called`` is set: see ``wait``
         if event is not None:
             event.set()
+        if self._then is not None:  # a parked resumable step (``then``)
+            with _then_lock:
+                then, self._then = self._then, None
+            if then is not None:
+                then()
+
+    def then(self, resume: Callable[[], None]) -> None:
+        """Call ``resume`` once ``done`` has been called: now, or from ``done``'s thread."""
+        with _then_lock:
+            if not self._called:
+                self._then = resume
+                return
+        resume()
 
     def wait(self, ctx: KernelContext, deadline: float | None, blocked: Any = None) -> Any:
         """The kernel's result, or its error; a cancelled step (``Session.close``) or a passed
@@ -275,15 +331,16 @@ def _waiting_depths(plan: Plan) -> list[int]:
     return depth
 
 
-def waits_in_line(plan: Plan) -> bool:
+def waits_in_line(plan: Plan, recvs: bool = False) -> bool:
     """Whether a straight-line step can run the plan's waiting kernels where they stand: none
-    is a Recv (its sender is another partition's business), and they form one chain, each an
-    ancestor of the next (a reader's dequeue, then the enqueue of what it read). Then
-    ``emission_order`` runs everything that does not depend on a waiting kernel before it, so
-    while it waits nothing else in the step could run — as in the dataflow executor, which
-    would park the kernel and find nothing else ready."""
+    is a Recv (its sender is another partition's business) unless ``recvs`` (a resumable step,
+    ``ResumableInline``), and they form one chain, each an ancestor of the next (a reader's
+    dequeue, then the enqueue of what it read). Then ``emission_order`` runs everything that
+    does not depend on a waiting kernel before it, so while it waits nothing else in the step
+    could run — as in the dataflow executor, which would park the kernel and find nothing else
+    ready."""
     waiting = waiting_nodes(plan)
-    if any(n.op.op_def.is_recv for n in waiting):
+    if not recvs and any(n.op.op_def.is_recv for n in waiting):
         return False
     depth = _waiting_depths(plan)
     return all(depth[n.index] == k for k, n in enumerate(waiting))
@@ -315,7 +372,7 @@ def emission_order(plan: Plan) -> list[PlanNode]:
     )
 
 
-def _generate(plan: Plan) -> str:
+def _generate(plan: Plan, resumable: bool = False) -> str:
     order = emission_order(plan)
     background = {n.index for n in order if n.op.op_def.runs_in_background}
     waiting = {n.index for n in waiting_nodes(plan)}
@@ -358,7 +415,12 @@ def _generate(plan: Plan) -> str:
             joined = (
                 outputs[0] if len(outputs) == 1 else f"{', '.join(outputs)}," if outputs else "_"
             )
-            line = f"p{i} = _Pending(); k{i}({call}); {joined} = p{i}.wait(ctx, deadline, o{i})"
+            if resumable:  # not there yet: park the step until ``done`` resumes it
+                body.append(codegen.mark(f"p{i} = _Pending(); k{i}({call})", i, args))
+                body.append(f"if not p{i}._called: yield p{i}")
+                line = f"{joined} = p{i}.wait(ctx, deadline, o{i})"
+            else:
+                line = f"p{i} = _Pending(); k{i}({call}); {joined} = p{i}.wait(ctx, deadline, o{i})"
         else:
             call = codegen.kernel_call(f"k{node.index}", node.kernel, args)
             outputs = [f"v{node.index}_{k}" for k in range(node.num_outputs)]
@@ -387,6 +449,8 @@ def _generate(plan: Plan) -> str:
         results.append(f"_owned({value}.copy())" if copy else f"_owned({value})")
     body.append(f"return ({', '.join(results)}{',' if results else ''})")
     lines += [f"        {line}" for line in body]
+    if resumable:  # a parked step dropped unfinished is closed: not a kernel's failure
+        lines += ["    except GeneratorExit:", "        raise"]
     lines += ["    except BaseException as e:", "        _fail(e, locals())", ""]
     return "\n".join(lines)
 

@@ -46,6 +46,7 @@ from nbflow.framework.ops import Operation
 from nbflow.runtime.drivers import CallerDriver, DataflowExecutor
 from nbflow.runtime.executor import (
     InlineExecutor,
+    ResumableInline,
     StructuredExecutor,
     has_parallel_work,
     waits_in_line,
@@ -119,6 +120,16 @@ def caller_driver(plan: Plan, serial_ok: bool = False) -> CallerDriver | None:
     return CallerDriver(plan)
 
 
+def _in_caller(plan: Plan) -> Any:
+    """How a partition of a local step runs in the calling thread: straight-line code that
+    parks at its Recvs where they form one chain (``executor.ResumableInline``), else a walk
+    over the dataflow state (``CallerDriver``); None if neither can."""
+    driver = caller_driver(plan, serial_ok=True)
+    if driver is not None and waits_in_line(plan, recvs=True):
+        return ResumableInline(plan)
+    return driver
+
+
 def partition_runner(
     parts: list[tuple[Device, Plan, list[int], list[int]]],
     pool: ThreadPoolExecutor,
@@ -138,7 +149,7 @@ def partition_runner(
     ]
     in_caller = None
     if policy.choice != "parallel" and not _spare_cores(policy):
-        drivers = [caller_driver(plan, serial_ok=True) for _, plan, _, _ in parts]
+        drivers = [_in_caller(plan) for _, plan, _, _ in parts]
         in_caller = drivers if all(d is not None for d in drivers) else None
     return PartitionRunner(runs, num_fetches, fed_fetches, devices, in_caller)
 

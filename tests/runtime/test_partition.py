@@ -307,3 +307,37 @@ def test_a_local_step_over_devices_runs_in_the_calling_thread_when_no_cores_are_
             np.testing.assert_allclose(sess.run(c, {x: values}), (values * 2 + 1) * 3)
     if runner == "auto":
         assert set(seen) == {threading.get_ident()}
+
+
+def test_partitions_in_the_caller_run_as_resumable_code_or_walks_and_agree_with_numpy():
+    """A partition whose Recvs form one chain runs as generated code that parks at them
+    (``ResumableInline``); one with independent Recvs walks the dataflow state (CallerDriver).
+    Both in one step, training a split model: the same values as NumPy."""
+    from nbflow.runtime.drivers import CallerDriver
+    from nbflow.runtime.executor import ResumableInline
+
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((4, 3)).astype(np.float32)
+    w0 = rng.standard_normal((3, 2)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [4, 3], name="x")
+    with tf.device("/cpu:0"):
+        w = tf.Variable(w0, name="w")
+        h = tf.matmul(x, w)
+        g = tf.reduce_sum(x, axis=1, keepdims=True)
+    with tf.device("/cpu:1"):
+        out = tf.reduce_sum(tf.tanh(h) * g)  # two independent Recvs: h and g
+    step = tf.train.GradientDescentOptimizer(0.1).minimize(out)
+    config = _config(2)
+    config.inter_op_parallelism_threads = 1
+    with tf.Session(config=config) as sess:
+        sess.run(w.initializer)
+        got = [sess.run([out, step], {x: xs})[0] for _ in range(3)]
+        (runner,) = [s.runner for s in sess._steps.values() if getattr(s.runner, "in_caller", 0)]
+        kinds = {type(d) for d in runner.in_caller}
+    assert kinds == {ResumableInline, CallerDriver}
+    weights, expected = w0.astype(np.float64), []
+    for _ in range(3):
+        hv, gv = xs @ weights, xs.sum(axis=1, keepdims=True)
+        expected.append((np.tanh(hv) * gv).sum())
+        weights = weights - 0.1 * xs.T @ ((1 - np.tanh(hv) ** 2) * gv)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
