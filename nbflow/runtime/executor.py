@@ -145,14 +145,16 @@ class InlineExecutor:
 
     can_wait = False
 
-    def __init__(self, plan: Plan, resumable: bool = False):
+    def __init__(self, plan: Plan, order: list[PlanNode] | None = None, resumable: bool = False):
         assert not plan.has_control_flow, "a cyclic plan has no straight-line form"
-        assert waits_in_line(plan, resumable), "these waiting kernels need the dataflow executor"
+        if order is None:
+            assert waits_in_line(plan), "these waiting kernels need the dataflow executor"
+            order = emission_order(plan)
         self.plan = plan
         # A step waiting for a background kernel can be cancelled (Session.close) or time out.
         self.can_wait = plan.has_async
         self._waits = plan.has_waiting_async
-        self.source = _generate(plan, resumable)
+        self.source = _generate(plan, order, resumable)
         self._lines = codegen.node_lines(self.source)
         namespace: dict[str, Any] = {"_fail": self._fail, "_owned": owned, "_Pending": Pending}
         for node in plan.nodes:
@@ -174,14 +176,17 @@ class InlineExecutor:
 class ResumableInline(InlineExecutor):
     """A partition of a local step over devices as one generated function that parks instead
     of blocking: at a Recv whose value is not there yet it yields, and the Send that delivers
-    the value resumes it, in the sender's thread (``multi_device.PartitionRunner``). Its Recvs
-    form one chain (``waits_in_line(plan, recvs=True)``), everything not depending on a Recv
-    runs before it, so partitions parked at their Recvs never wait on each other in a cycle:
-    a Recv's value would depend on a node after another partition's Recv, which depends on a
-    node after this one's. Driven like a ``CallerDriver``: ``start(ctx, feeds, done)``."""
+    the value resumes it, in the sender's thread (``multi_device.PartitionRunner``). Driven
+    like a ``CallerDriver``: ``start(ctx, feeds, done)``.
 
-    def __init__(self, plan: Plan):
-        super().__init__(plan, resumable=True)
+    ``order`` is the plan's share of one topological order of all the step's partitions
+    together, each Send before its Recv (``multi_device.global_orders``). With every partition
+    running its nodes in that order, parked partitions never wait on each other in a cycle: the
+    first node of the global order not yet run is always the next of its own partition, and if
+    it is a Recv, its Send came earlier in the order and has run."""
+
+    def __init__(self, plan: Plan, order: list[PlanNode]):
+        super().__init__(plan, order, resumable=True)
         self._parks = bool(waiting_nodes(plan))  # with no Recv the function yields nothing
 
     def start(self, ctx: KernelContext, feeds: tuple, done: Callable[..., None]) -> None:
@@ -331,16 +336,15 @@ def _waiting_depths(plan: Plan) -> list[int]:
     return depth
 
 
-def waits_in_line(plan: Plan, recvs: bool = False) -> bool:
+def waits_in_line(plan: Plan) -> bool:
     """Whether a straight-line step can run the plan's waiting kernels where they stand: none
-    is a Recv (its sender is another partition's business) unless ``recvs`` (a resumable step,
-    ``ResumableInline``), and they form one chain, each an ancestor of the next (a reader's
-    dequeue, then the enqueue of what it read). Then ``emission_order`` runs everything that
-    does not depend on a waiting kernel before it, so while it waits nothing else in the step
-    could run — as in the dataflow executor, which would park the kernel and find nothing else
-    ready."""
+    is a Recv (its sender is another partition's business: ``ResumableInline`` orders those),
+    and they form one chain, each an ancestor of the next (a reader's dequeue, then the enqueue
+    of what it read). Then ``emission_order`` runs everything that does not depend on a waiting
+    kernel before it, so while it waits nothing else in the step could run — as in the dataflow
+    executor, which would park the kernel and find nothing else ready."""
     waiting = waiting_nodes(plan)
-    if not recvs and any(n.op.op_def.is_recv for n in waiting):
+    if any(n.op.op_def.is_recv for n in waiting):
         return False
     depth = _waiting_depths(plan)
     return all(depth[n.index] == k for k, n in enumerate(waiting))
@@ -372,8 +376,7 @@ def emission_order(plan: Plan) -> list[PlanNode]:
     )
 
 
-def _generate(plan: Plan, resumable: bool = False) -> str:
-    order = emission_order(plan)
+def _generate(plan: Plan, order: list[PlanNode], resumable: bool = False) -> str:
     background = {n.index for n in order if n.op.op_def.runs_in_background}
     waiting = {n.index for n in waiting_nodes(plan)}
     releases = release_points(plan) if order is plan.nodes else _release_points_in(order, plan)

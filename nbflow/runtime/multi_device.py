@@ -10,11 +10,12 @@ driver threads that only wait.
 
 Where no cores are spare for kernels side by side (``step.partition_runner``: two cores, or
 one inter-op thread) and every partition's only async kernels are Recvs, a local step runs in
-the calling thread alone: each partition is a ``CallerDriver`` walk, a Recv whose value is not
-there yet parks its walk, and the Send that delivers the value resumes it on the spot. The
-walks finish when the last one returns, with no thread hand-off: a 1 KB Send/Recv step runs
-~3.3x as many times a second as through the driver threads, and the Figure 1 MLP split over
-two CPU devices ~1.4x (bench/devices.py).
+the calling thread alone. Each partition is straight-line generated code
+(``executor.ResumableInline``) that runs its nodes in the order ``global_orders`` gives it; a
+Recv whose value is not there yet parks it (the function yields), and the Send that delivers
+the value resumes it on the spot. The step is over when the last partition returns, with no
+thread hand-off (bench/devices.py: a 1 KB Send/Recv step ~6x as many times a second as through
+the driver threads, the Figure 1 MLP split over two CPU devices ~1.6x).
 
 Errors and cancellation: the first error aborts the rendezvous, which fails every parked Recv
 and cancels every partition's context, so the other devices stop too; the step raises the root
@@ -25,6 +26,7 @@ as host arrays, by step fetch index.
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
@@ -35,7 +37,7 @@ from typing import Any
 from nbflow import errors
 from nbflow.devices.device import Device
 from nbflow.framework.op_def import KernelContext
-from nbflow.runtime.plan import Plan
+from nbflow.runtime.plan import Plan, PlanNode
 from nbflow.runtime.rendezvous import LocalRendezvous
 
 _drivers: ThreadPoolExecutor | None = None
@@ -192,6 +194,51 @@ class PartitionRunner:
                 finished(part, None, exc)
                 continue
             driver.start(contexts[part.device.name], pfeeds, partial(finished, part))
+
+
+def global_orders(plans: list[Plan]) -> list[list[PlanNode]] | None:
+    """Each plan's nodes in the order of one topological order of all of them together, where
+    each Send comes before the Recv of the same transfer (Kahn's algorithm, ties broken by plan,
+    then position); None if they hold a cycle (no partitioning makes one)."""
+    nodes = [(p, node) for p, plan in enumerate(plans) for node in plan.nodes]
+    at = {(p, node.index): k for k, (p, node) in enumerate(nodes)}
+    after: list[list[int]] = [[] for _ in nodes]
+    waiting = [0] * len(nodes)
+    sends: dict[tuple, int] = {}
+    for k, (p, node) in enumerate(nodes):
+        before = [src[1] for src in node.sources if src[0] == "node"] + node.control_sources
+        for i in before:
+            after[at[(p, i)]].append(k)
+            waiting[k] += 1
+        if node.op.op_def.is_send:
+            sends[_transfer(node.op)] = k
+    for k, (_, node) in enumerate(nodes):
+        send = sends.get(_transfer(node.op)) if node.op.op_def.is_recv else None
+        if send is not None:
+            after[send].append(k)
+            waiting[k] += 1
+    ready = [k for k, n in enumerate(waiting) if not n]
+    heapq.heapify(ready)
+    rank = [0] * len(nodes)
+    for position in range(len(nodes)):
+        if not ready:
+            return None
+        k = heapq.heappop(ready)
+        rank[k] = position
+        for j in after[k]:
+            waiting[j] -= 1
+            if not waiting[j]:
+                heapq.heappush(ready, j)
+    orders: list[list[PlanNode]] = [[] for _ in plans]
+    for k in sorted(range(len(nodes)), key=rank.__getitem__):
+        p, node = nodes[k]
+        orders[p].append(node)
+    return orders
+
+
+def _transfer(op: Any) -> tuple:
+    """What names one transfer on both of its ends: the devices and the tensor."""
+    return (op.get_attr("send_device"), op.get_attr("recv_device"), op.get_attr("tensor_name"))
 
 
 def _part_feeds(part: PartitionRun, feeds: Sequence[Any] | Mapping[int, Any]) -> tuple:

@@ -53,7 +53,7 @@ from nbflow.runtime.executor import (
 )
 from nbflow.runtime.loop_compiler import compile_plan
 from nbflow.runtime.master import partition_graph_def
-from nbflow.runtime.multi_device import PartitionRun, PartitionRunner
+from nbflow.runtime.multi_device import PartitionRun, PartitionRunner, global_orders
 from nbflow.runtime.plan import Plan
 from nbflow.runtime.step_stats import traced_kernel
 
@@ -120,16 +120,6 @@ def caller_driver(plan: Plan, serial_ok: bool = False) -> CallerDriver | None:
     return CallerDriver(plan)
 
 
-def _in_caller(plan: Plan) -> Any:
-    """How a partition of a local step runs in the calling thread: straight-line code that
-    parks at its Recvs where they form one chain (``executor.ResumableInline``), else a walk
-    over the dataflow state (``CallerDriver``); None if neither can."""
-    driver = caller_driver(plan, serial_ok=True)
-    if driver is not None and waits_in_line(plan, recvs=True):
-        return ResumableInline(plan)
-    return driver
-
-
 def partition_runner(
     parts: list[tuple[Device, Plan, list[int], list[int]]],
     pool: ThreadPoolExecutor,
@@ -141,16 +131,22 @@ def partition_runner(
     """A runner for a step's partitions: (device, plan, step feed indices, step fetch indices)
     each, every plan run by the runner ``choose_runner`` picks for it. Where no cores are spare
     for kernels side by side and every partition can be driven in the calling thread (its only
-    async kernels are Recvs), a local step runs them all there, one ``CallerDriver`` each
-    (``PartitionRunner.run``)."""
+    async kernels are Recvs), a local step runs them all there, each as straight-line code that
+    parks at its Recvs (``executor.ResumableInline``, ``PartitionRunner.run``)."""
     runs = [
         PartitionRun(device, choose_runner(plan, pool, policy), feed_indices, fetch_indices, plan)
         for device, plan, feed_indices, fetch_indices in parts
     ]
     in_caller = None
-    if policy.choice != "parallel" and not _spare_cores(policy):
-        drivers = [_in_caller(plan) for _, plan, _, _ in parts]
-        in_caller = drivers if all(d is not None for d in drivers) else None
+    plans = [plan for _, plan, _, _ in parts]
+    if (
+        policy.choice != "parallel"
+        and not _spare_cores(policy)
+        and all(caller_driver(plan, serial_ok=True) is not None for plan in plans)
+    ):
+        orders = global_orders(plans)
+        if orders is not None:
+            in_caller = [ResumableInline(plan, order) for plan, order in zip(plans, orders)]
     return PartitionRunner(runs, num_fetches, fed_fetches, devices, in_caller)
 
 

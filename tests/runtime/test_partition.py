@@ -309,13 +309,22 @@ def test_a_local_step_over_devices_runs_in_the_calling_thread_when_no_cores_are_
         assert set(seen) == {threading.get_ident()}
 
 
-def test_partitions_in_the_caller_run_as_resumable_code_or_walks_and_agree_with_numpy():
-    """A partition whose Recvs form one chain runs as generated code that parks at them
-    (``ResumableInline``); one with independent Recvs walks the dataflow state (CallerDriver).
-    Both in one step, training a split model: the same values as NumPy."""
-    from nbflow.runtime.drivers import CallerDriver
+def _in_caller_session():
+    config = _config(2)
+    config.inter_op_parallelism_threads = 1  # no cores spare: the step runs in the caller
+    return tf.Session(config=config)
+
+
+def _driven_in_caller(sess):
     from nbflow.runtime.executor import ResumableInline
 
+    (runner,) = [s.runner for s in sess._steps.values() if getattr(s.runner, "in_caller", 0)]
+    return all(type(d) is ResumableInline for d in runner.in_caller)
+
+
+def test_a_split_model_trains_in_the_caller_as_it_does_in_numpy():
+    """Independent Recvs in one partition (h and g on CPU:1), a gradient sent back: every
+    partition is generated code that parks at its Recvs, in one global order."""
     rng = np.random.default_rng(0)
     xs = rng.standard_normal((4, 3)).astype(np.float32)
     w0 = rng.standard_normal((3, 2)).astype(np.float32)
@@ -327,17 +336,36 @@ def test_partitions_in_the_caller_run_as_resumable_code_or_walks_and_agree_with_
     with tf.device("/cpu:1"):
         out = tf.reduce_sum(tf.tanh(h) * g)  # two independent Recvs: h and g
     step = tf.train.GradientDescentOptimizer(0.1).minimize(out)
-    config = _config(2)
-    config.inter_op_parallelism_threads = 1
-    with tf.Session(config=config) as sess:
+    with _in_caller_session() as sess:
         sess.run(w.initializer)
         got = [sess.run([out, step], {x: xs})[0] for _ in range(3)]
-        (runner,) = [s.runner for s in sess._steps.values() if getattr(s.runner, "in_caller", 0)]
-        kinds = {type(d) for d in runner.in_caller}
-    assert kinds == {ResumableInline, CallerDriver}
+        assert _driven_in_caller(sess)
     weights, expected = w0.astype(np.float64), []
     for _ in range(3):
         hv, gv = xs @ weights, xs.sum(axis=1, keepdims=True)
         expected.append((np.tanh(hv) * gv).sum())
         weights = weights - 0.1 * xs.T @ ((1 - np.tanh(hv) ** 2) * gv)
     np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_values_crossing_back_and_forth_between_devices_do_not_deadlock_in_the_caller():
+    """CPU:1 receives ``a`` and, later, ``c``, which CPU:0 computes from what CPU:1 sent it:
+    neither Recv depends on the other inside CPU:1's partition, so only an order over both
+    partitions tells which to wait for first."""
+    x = tf.placeholder(tf.float32, [3], name="x")
+    with tf.device("/cpu:0"):
+        a = x * 2.0
+        side = x - 1.0
+    with tf.device("/cpu:1"):
+        b = a + 1.0
+    with tf.device("/cpu:0"):
+        c = b * 3.0 + side
+    with tf.device("/cpu:1"):
+        d = c + a
+    values = np.array([1.0, -2.0, 0.5], np.float32)
+    with _in_caller_session() as sess:
+        got_c, got_d = sess.run([c, d], {x: values}, options=tf.RunOptions(timeout_in_ms=5000))
+        assert _driven_in_caller(sess)
+    expected_c = (values * 2 + 1) * 3 + (values - 1)
+    np.testing.assert_allclose(got_c, expected_c)
+    np.testing.assert_allclose(got_d, expected_c + values * 2)
