@@ -35,6 +35,11 @@ queue) and Recvs stay on the dataflow executor. The CSV pipeline of bench/contro
 reads ~2.7x as many records per second this way as when the dataflow executor parks and resumes
 its waiting kernels.
 
+``ResumableInline`` is the same function for one partition of a local step over devices, run
+in the calling thread beside the others (runtime/multi_device.py): at a Recv whose value is not
+there yet it parks, ``if not p3._called: yield p3``, and the Send that delivers the value
+resumes it. Its nodes come in its share of one topological order of all the partitions.
+
 Background kernels (``OpDef.runs_in_background``: async kernels that wait on nothing but their
 own work, such as the histogram summary) are the exception. ``emission_order`` puts them, and
 everything they read, first; each is started with a ``Pending`` as its ``done``
@@ -183,7 +188,8 @@ class ResumableInline(InlineExecutor):
     together, each Send before its Recv (``multi_device.global_orders``). With every partition
     running its nodes in that order, parked partitions never wait on each other in a cycle: the
     first node of the global order not yet run is always the next of its own partition, and if
-    it is a Recv, its Send came earlier in the order and has run."""
+    it is a Recv, its Send came earlier in the order and has run. (Its ``run`` is the generated
+    function, a generator where the plan has a Recv: ``start`` drives it.)"""
 
     def __init__(self, plan: Plan, order: list[PlanNode]):
         super().__init__(plan, order, resumable=True)
@@ -328,7 +334,9 @@ def waiting_nodes(plan: Plan) -> list[PlanNode]:
 def _waiting_depths(plan: Plan) -> list[int]:
     """For each node, the length of the longest chain of waiting kernels among its strict
     ancestors (plan order is topological, so one forward pass)."""
-    waits = [n.is_async and not n.op.op_def.runs_in_background for n in plan.nodes]
+    waits = [False] * len(plan.nodes)
+    for node in waiting_nodes(plan):
+        waits[node.index] = True
     depth = [0] * len(plan.nodes)
     for node in plan.nodes:
         parents = [s[1] for s in node.sources if s[0] == "node"] + list(node.control_sources)

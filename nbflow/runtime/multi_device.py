@@ -86,7 +86,7 @@ class PartitionRunner:
         self.num_fetches = num_fetches
         self.fed_fetches = fed_fetches  # (fetch index, feed index) of fetched fed tensors
         self.devices = devices
-        self.in_caller = in_caller  # a CallerDriver per partition: a local step in one thread
+        self.in_caller = in_caller  # a ResumableInline per partition: a step in one thread
         waiting = [p for p in parts if p.waits]
         self._background = waiting[:-1]
         self._foreground = [p for p in parts if not p.waits] + waiting[-1:]
@@ -113,8 +113,8 @@ class PartitionRunner:
         self, ctx: KernelContext, rendezvous: LocalRendezvous, feeds: tuple
     ) -> dict[int, Any]:
         """Every partition driven in this thread (``start_partitions``): a Send delivers to a
-        parked Recv by calling its continuation, which resumes that partition's walk here, so
-        the step is over when the last partition's walk returns, with no thread hand-off."""
+        parked Recv by calling its continuation, which resumes that partition here, so the step
+        is over when the last partition returns, with no thread hand-off."""
         outcome: list[tuple[dict[int, Any] | None, BaseException | None]] = []
         assert self.in_caller is not None
         self.start_partitions(

@@ -113,11 +113,14 @@ def caller_driver(plan: Plan, serial_ok: bool = False) -> CallerDriver | None:
     kernels other than Recvs (a Dequeue or a background summary completes in another thread),
     or independent expensive kernels worth the thread pool — unless ``serial_ok``: the caller
     measures its steps and hands slow ones to the pool itself (a task's message loop does)."""
-    if plan.has_control_flow or (not serial_ok and has_parallel_work(plan)):
-        return None
-    if not all(node.op.op_def.is_recv for node in plan.nodes if node.is_async):
+    if not _only_recvs_wait(plan) or (not serial_ok and has_parallel_work(plan)):
         return None
     return CallerDriver(plan)
+
+
+def _only_recvs_wait(plan: Plan) -> bool:
+    """No control flow, and no async kernel but Recvs: the plan never waits on its own thread."""
+    return not plan.has_control_flow and all(n.op.op_def.is_recv for n in plan.nodes if n.is_async)
 
 
 def partition_runner(
@@ -142,7 +145,7 @@ def partition_runner(
     if (
         policy.choice != "parallel"
         and not _spare_cores(policy)
-        and all(caller_driver(plan, serial_ok=True) is not None for plan in plans)
+        and all(_only_recvs_wait(plan) for plan in plans)
     ):
         orders = global_orders(plans)
         if orders is not None:
