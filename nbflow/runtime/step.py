@@ -130,12 +130,14 @@ def partition_runner(
     num_fetches: int,
     fed_fetches: list[tuple[int, int]],
     devices: dict[str, Device],
+    local: bool = True,
 ) -> PartitionRunner:
     """A runner for a step's partitions: (device, plan, step feed indices, step fetch indices)
-    each, every plan run by the runner ``choose_runner`` picks for it. Where no cores are spare
-    for kernels side by side and every partition can be driven in the calling thread (its only
-    async kernels are Recvs), a local step runs them all there, each as straight-line code that
-    parks at its Recvs (``executor.ResumableInline``, ``PartitionRunner.run``)."""
+    each, every plan run by the runner ``choose_runner`` picks for it. For a ``local`` step
+    (not a task's share of a cluster step), where no cores are spare for kernels side by side
+    and every partition can be driven in the calling thread (its only async kernels are Recvs),
+    it runs them all there, each as straight-line code that parks at its Recvs
+    (``executor.ResumableInline``, ``PartitionRunner.run``)."""
     runs = [
         PartitionRun(device, choose_runner(plan, pool, policy), feed_indices, fetch_indices, plan)
         for device, plan, feed_indices, fetch_indices in parts
@@ -143,7 +145,8 @@ def partition_runner(
     in_caller = None
     plans = [plan for _, plan, _, _ in parts]
     if (
-        policy.choice != "parallel"
+        local
+        and policy.choice != "parallel"
         and not _spare_cores(policy)
         and all(_only_recvs_wait(plan) for plan in plans)
     ):
