@@ -22,10 +22,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from nbflow import errors
 from nbflow.framework.op_def import KernelContext
 from nbflow.runtime.dataflow import DataflowProgram, Item, StepState
-from nbflow.runtime.executor import kernel_error, owned
+from nbflow.runtime.executor import kernel_error, owned, step_timed_out
 from nbflow.runtime.plan import Plan, PlanNode
 
 
@@ -75,17 +74,8 @@ class DataflowExecutor:
                     self.pool.submit(step.run_stack, [item])
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
             if not step.finished.wait(timeout):
-                blocked = list(step.waiting.values())
-                waiting = "".join(
-                    f"; still waiting in '{node.op.name}' ({node.op.type})" for node in blocked[:3]
-                )
-                cancellation.cancel(
-                    errors.DeadlineExceededError(
-                        blocked[0].op.node_def if blocked else None,
-                        blocked[0].op if blocked else None,
-                        f"Timed out after {timeout:.3f} s waiting for the step to finish{waiting}",
-                    )
-                )
+                blocked = [node.op for node in step.waiting.values()]
+                cancellation.cancel(step_timed_out(timeout, blocked))
         finally:
             cancellation.deregister(token)
         return _fetched(self.plan, state.results())

@@ -310,19 +310,23 @@ class Pending:
                     raise errors.DeadlineExceededError(
                         None, None, "Timed out waiting for a background kernel to finish"
                     )
-                cancellation.cancel(
-                    errors.DeadlineExceededError(
-                        blocked.node_def,
-                        blocked,
-                        f"Timed out after {timeout:.3f} s waiting for the step to finish; "
-                        f"still waiting in '{blocked.name}' ({blocked.type})",
-                    )
-                )
+                cancellation.cancel(step_timed_out(timeout, [blocked]))
                 raise cancellation.reason()
         if self._error is not None:
             # a kernel withdrawn by the step's cancellation fails with the cancellation's error
             raise cancellation.reason() if cancellation.is_cancelled else self._error
         return self._result
+
+
+def step_timed_out(timeout: float | None, blocked: list[Any]) -> errors.OpError:
+    """The error of a step past its deadline, naming the ops it still waits in (up to three)."""
+    waiting = "".join(f"; still waiting in '{op.name}' ({op.type})" for op in blocked[:3])
+    first = blocked[0] if blocked else None
+    return errors.DeadlineExceededError(
+        first.node_def if first is not None else None,
+        first,
+        f"Timed out after {timeout:.3f} s waiting for the step to finish{waiting}",
+    )
 
 
 def waiting_nodes(plan: Plan) -> list[PlanNode]:
@@ -406,10 +410,7 @@ def _generate(plan: Plan, order: list[PlanNode], resumable: bool = False) -> str
         body.append(f"{names}, = feeds")
     for position, node in enumerate(order + [None]):  # None: the join point before returning
         for b in joins.get(position, []):
-            outputs = [f"v{b}_{k}" for k in range(plan.nodes[b].num_outputs)]
-            joined = (
-                outputs[0] if len(outputs) == 1 else f"{', '.join(outputs)}," if outputs else "_"
-            )
+            joined = _unpacked(plan.nodes[b])
             body.append(codegen.mark(f"{joined} = p{b}.wait(ctx, deadline)", b))
         if node is None:
             break
@@ -422,10 +423,7 @@ def _generate(plan: Plan, order: list[PlanNode], resumable: bool = False) -> str
         elif node.index in waiting:  # started and joined here: nothing else could run now
             i = node.index
             call = ", ".join(["ctx", *args, f"done=p{i}.done"])
-            outputs = [f"v{i}_{k}" for k in range(node.num_outputs)]
-            joined = (
-                outputs[0] if len(outputs) == 1 else f"{', '.join(outputs)}," if outputs else "_"
-            )
+            joined = _unpacked(node)
             if resumable:  # not there yet: park the step until ``done`` resumes it
                 body.append(codegen.mark(f"p{i} = _Pending(); k{i}({call})", i, args))
                 body.append(f"if not p{i}._called: yield p{i}")
@@ -464,6 +462,12 @@ def _generate(plan: Plan, order: list[PlanNode], resumable: bool = False) -> str
         lines += ["    except GeneratorExit:", "        raise"]
     lines += ["    except BaseException as e:", "        _fail(e, locals())", ""]
     return "\n".join(lines)
+
+
+def _unpacked(node: PlanNode) -> str:
+    """The target of an assignment from an async kernel's result: its outputs' variables."""
+    outputs = [f"v{node.index}_{k}" for k in range(node.num_outputs)]
+    return outputs[0] if len(outputs) == 1 else f"{', '.join(outputs)}," if outputs else "_"
 
 
 def _release_points_in(order: list[PlanNode], plan: Plan) -> dict[int, list[Source]]:

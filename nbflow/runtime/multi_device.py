@@ -26,7 +26,6 @@ as host arrays, by step fetch index.
 
 from __future__ import annotations
 
-import heapq
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
@@ -37,6 +36,7 @@ from typing import Any
 from nbflow import errors
 from nbflow.devices.device import Device
 from nbflow.framework.op_def import KernelContext
+from nbflow.runtime.partition import topological, transfer_key
 from nbflow.runtime.plan import Plan, PlanNode
 from nbflow.runtime.rendezvous import LocalRendezvous
 
@@ -197,48 +197,29 @@ class PartitionRunner:
 
 
 def global_orders(plans: list[Plan]) -> list[list[PlanNode]] | None:
-    """Each plan's nodes in the order of one topological order of all of them together, where
-    each Send comes before the Recv of the same transfer (Kahn's algorithm, ties broken by plan,
-    then position); None if they hold a cycle (no partitioning makes one)."""
+    """Each plan's nodes in the order of one topological order of all of them together, over
+    the plans' own edges and each Send before the Recv of its transfer
+    (``partition.transfer_key``); None if they hold a cycle (no partitioning makes one)."""
     nodes = [(p, node) for p, plan in enumerate(plans) for node in plan.nodes]
-    at = {(p, node.index): k for k, (p, node) in enumerate(nodes)}
-    after: list[list[int]] = [[] for _ in nodes]
-    waiting = [0] * len(nodes)
-    sends: dict[tuple, int] = {}
-    for k, (p, node) in enumerate(nodes):
-        before = [src[1] for src in node.sources if src[0] == "node"] + node.control_sources
-        for i in before:
-            after[at[(p, i)]].append(k)
-            waiting[k] += 1
-        if node.op.op_def.is_send:
-            sends[_transfer(node.op)] = k
-    for k, (_, node) in enumerate(nodes):
-        send = sends.get(_transfer(node.op)) if node.op.op_def.is_recv else None
+    preds: dict[tuple, list[tuple]] = {}
+    sends = {transfer_key(n.op): (p, n.index) for p, n in nodes if n.op.op_def.is_send}
+    for p, node in nodes:
+        inputs = [src[1] for src in node.sources if src[0] == "node"] + node.control_sources
+        preds[(p, node.index)] = [(p, i) for i in inputs]
+        send = sends.get(transfer_key(node.op)) if node.op.op_def.is_recv else None
         if send is not None:
-            after[send].append(k)
-            waiting[k] += 1
-    ready = [k for k, n in enumerate(waiting) if not n]
-    heapq.heapify(ready)
-    rank = [0] * len(nodes)
-    for position in range(len(nodes)):
-        if not ready:
-            return None
-        k = heapq.heappop(ready)
-        rank[k] = position
-        for j in after[k]:
-            waiting[j] -= 1
-            if not waiting[j]:
-                heapq.heappush(ready, j)
+            preds[(p, node.index)].append(send)
+    succs: dict[tuple, list[tuple]] = {key: [] for key in preds}
+    for key, before in preds.items():
+        for b in before:
+            succs[b].append(key)
+    order = topological(list(preds), preds, succs)
+    if order is None:
+        return None
     orders: list[list[PlanNode]] = [[] for _ in plans]
-    for k in sorted(range(len(nodes)), key=rank.__getitem__):
-        p, node = nodes[k]
-        orders[p].append(node)
+    for p, i in order:
+        orders[p].append(plans[p].nodes[i])
     return orders
-
-
-def _transfer(op: Any) -> tuple:
-    """What names one transfer on both of its ends: the devices and the tensor."""
-    return (op.get_attr("send_device"), op.get_attr("recv_device"), op.get_attr("tensor_name"))
 
 
 def _part_feeds(part: PartitionRun, feeds: Sequence[Any] | Mapping[int, Any]) -> tuple:

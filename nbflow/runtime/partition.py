@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,8 @@ from nbflow.framework.op_def import TensorSpec, get_op_def
 from nbflow.framework.ops import Operation, Tensor
 from nbflow.runtime.graph_optimizer import StepGraph
 from nbflow.runtime.placement import CostModel
+
+Node = TypeVar("Node")  # what ``topological`` orders: ops, or (plan, node index) pairs
 
 
 MAX_COPIED_CONSTANT_BYTES = 64 * 1024  # a larger constant is sent, not copied into each partition
@@ -277,25 +279,9 @@ def schedule_recvs(
     device_of = {op: part.device for part in partitions.values() for op in part.ops}
     if len(ops) > 20000:
         return 0
-    send_of = {
-        op.get_attr("tensor_name") + op.get_attr("recv_device"): op
-        for op in ops
-        if op.op_def.is_send
-    }
-    preds: dict[Operation, list[Operation]] = {op: [] for op in ops}
-    for op in ops:
-        preds[op] = [t.op for t in op._inputs if t.op in preds] + [
-            c for c in op._control_inputs if c in preds
-        ]
-        if op.op_def.is_recv:
-            send = send_of.get(op.get_attr("tensor_name") + op.get_attr("recv_device"))
-            if send is not None:
-                preds[op].append(send)
-    succs: dict[Operation, list[Operation]] = {op: [] for op in ops}
-    for op, ps in preds.items():
-        for p in ps:
-            succs[p].append(op)
-    order = _topological(ops, preds, succs)
+    send_of = _send_of(ops)
+    preds, succs = _transfer_graph(ops)
+    order = topological(ops, preds, succs)
     if order is None:
         return 0
 
@@ -305,7 +291,7 @@ def schedule_recvs(
         if op.op_def.is_recv:
             if not op._outputs:
                 return 0.0
-            src = device_of[send_of[op.get_attr("tensor_name") + op.get_attr("recv_device")]]
+            src = device_of[send_of[transfer_key(op)]]
             nbytes = cost_model.output_bytes(op._outputs[0])
             return cost_model.transfer_micros(nbytes, src, device_of[op])
         return cost_model.compute_micros(op, device_of[op].device_type)
@@ -341,7 +327,42 @@ def schedule_recvs(
     return added
 
 
-def _topological(ops, preds, succs) -> list[Operation] | None:
+def transfer_key(op: Operation) -> str:
+    """What a Send and the Recv of its transfer both name: the tensor and the receiver."""
+    return op.get_attr("tensor_name") + op.get_attr("recv_device")
+
+
+def _send_of(ops: list[Operation]) -> dict[str, Operation]:
+    """Each transfer's Send among ``ops``, by its ``transfer_key``."""
+    return {transfer_key(op): op for op in ops if op.op_def.is_send}
+
+
+def _transfer_graph(
+    ops: list[Operation],
+) -> tuple[dict[Operation, list[Operation]], dict[Operation, list[Operation]]]:
+    """(predecessors, successors) of each of ``ops`` (the ops of several partitions): their data
+    and control edges among ``ops``, and each Recv after the Send of its transfer."""
+    send_of = _send_of(ops)
+    preds: dict[Operation, list[Operation]] = {op: [] for op in ops}
+    for op in ops:
+        preds[op] = [t.op for t in op._inputs if t.op in preds] + [
+            c for c in op._control_inputs if c in preds
+        ]
+        if op.op_def.is_recv:
+            send = send_of.get(transfer_key(op))
+            if send is not None:
+                preds[op].append(send)
+    succs: dict[Operation, list[Operation]] = {op: [] for op in ops}
+    for op, ps in preds.items():
+        for p in ps:
+            succs[p].append(op)
+    return preds, succs
+
+
+def topological(
+    ops: list[Node], preds: dict[Node, list[Node]], succs: dict[Node, list[Node]]
+) -> list[Node] | None:
+    """Kahn's algorithm over ``preds``/``succs``; None if they hold a cycle."""
     pending = {op: len(preds[op]) for op in ops}
     ready = [op for op in ops if pending[op] == 0]
     order = []
