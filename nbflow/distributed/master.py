@@ -8,7 +8,11 @@ two machines. ``task_shares`` then groups the device partitions by task and writ
 share as one GraphDef (its fed tensors as Placeholders) plus, per device, which plan feeds,
 fetches and targets it has. Every node carries its outputs' shapes and dtypes as the master
 inferred them (``_output_shapes``, ``_output_types``), so the task rebuilds the partition
-without running a shape function again (``import_graph_def(..., trusted_shapes=True)``).
+without running a shape function again (``import_graph_def(..., trusted_shapes=True)``). Each
+partition also lists its Sends and Recvs (by ``transfer_key``) in one order of the whole step
+(``partition.transfer_order``): a task that runs the partition on its message loop runs it as
+straight-line code in an order keeping them so, which can never wait on another task in a cycle
+(``multi_device.order_by_transfers``).
 
 The handle of a registration is a digest of its content and of the route table (task ->
 Dask worker address), so a recreated task or a moved route gives a new handle. A step then
@@ -27,9 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbflow.distributed.task import task_of
+from nbflow.framework.ops import Operation
 from nbflow.framework.graph_def import encode_attr, graph_def_of, node_def_of
 from nbflow.runtime.master import CompiledStep, partition_graph_def
-from nbflow.runtime.partition import Partition
+from nbflow.runtime.partition import Partition, transfer_key, transfer_order
 
 
 @dataclass
@@ -46,6 +51,7 @@ class TaskShare:
 def task_shares(compiled: CompiledStep, routes: dict[str, str]) -> list[TaskShare]:
     """One registration per task holding partitions of ``compiled``."""
     by_task: dict[str, list[Partition]] = {}
+    order = transfer_order(compiled.partitions)
     for part in compiled.partitions:
         by_task.setdefault(task_of(part.device.name), []).append(part)
     shares = []
@@ -78,6 +84,7 @@ def task_shares(compiled: CompiledStep, routes: dict[str, str]) -> list[TaskShar
                 "fetches": [t.name for _, t in part.fetches],
                 "fetch_indices": [i for i, _ in part.fetches],
                 "targets": [op.name for op in part.targets],
+                "transfers": _transfers(part, order),
             }
             for part in task_parts
         ]
@@ -90,6 +97,15 @@ def task_shares(compiled: CompiledStep, routes: dict[str, str]) -> list[TaskShar
         fetch_indices = [i for part in task_parts for i, _ in part.fetches]
         shares.append(TaskShare(task, digest, spec, sorted(fed), fetch_indices))
     return shares
+
+
+def _transfers(part: Partition, order: list[Operation] | None) -> list[str] | None:
+    """The keys of ``part``'s Sends and Recvs in the step's ``order`` (``transfer_order``), by
+    which the task orders the partition's nodes to run them on its message loop."""
+    if order is None:
+        return None
+    own = set(part.ops)
+    return [transfer_key(op) for op in order if op in own]
 
 
 def partition_graphs(compiled: CompiledStep) -> list[dict[str, Any]]:

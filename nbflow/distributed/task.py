@@ -37,6 +37,7 @@ from nbflow.framework.op_def import KernelContext
 from nbflow.ops.sendrecv_ops import RendezvousKey
 from nbflow.runtime import executor as executor_lib
 from nbflow.runtime.drivers import CallerDriver
+from nbflow.runtime.executor import ResumableInline
 from nbflow.runtime.multi_device import PartitionRun, PartitionRunner
 from nbflow.runtime.plan import aliases_state, build_plan
 from nbflow.runtime.rendezvous import LocalRendezvous
@@ -116,7 +117,9 @@ class Registered:
     runner: PartitionRunner
     routes: dict[str, str]
     copy_names: frozenset[str]
-    loop_drivers: list[CallerDriver] | None  # set when every plan may run on the message loop
+    # set when every plan may run on the message loop: straight-line code where the master sent
+    # the step's order of transfers, else the dataflow walk
+    loop_drivers: list[CallerDriver | ResumableInline] | None
     inline: bool = False  # plans short and Recv-free: run on the message loop itself
     on_loop: bool = False  # plans cheap, their async kernels Recvs: driven on the loop
     # (``loop_drivers`` set and a run seen computing within the loop's budget)
@@ -197,7 +200,10 @@ class TaskServer:
         # Independent kernels run one after the other on the loop too: a backward pass's two
         # small matmuls cost less there than two thread hand-offs per step, and a step that
         # computes past the loop's budget goes to the pool (``plugin.TaskHost``).
-        drivers = [caller_driver(plan, serial_ok=True) for _, plan, _, _ in parts]
+        drivers = [
+            caller_driver(plan, serial_ok=True, transfers=part.get("transfers"))
+            for (_, plan, _, _), part in zip(parts, spec["parts"])
+        ]
         loop_drivers = [d for d in drivers if d is not None]
         registered = Registered(
             handle,

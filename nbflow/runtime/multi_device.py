@@ -17,6 +17,12 @@ the value resumes it on the spot. The step is over when the last partition retur
 thread hand-off (bench/devices.py: a 1 KB Send/Recv step ~6x as many times a second as through
 the driver threads, the Figure 1 MLP split over two CPU devices ~1.6x).
 
+A task's share of a cluster step runs the same way on the task's message loop, where a Recv is
+completed by a message from another process. No task sees the other tasks' plans, so the
+master sends each partition its transfers in one order of the whole step
+(``partition.transfer_order``), and ``order_by_transfers`` orders the partition's nodes around
+them; a partition without that list runs on the dataflow walk (``drivers.CallerDriver``).
+
 Errors and cancellation: the first error aborts the rendezvous, which fails every parked Recv
 and cancels every partition's context, so the other devices stop too; the step raises the root
 error, not the cancellations it caused. Cancelling the step's own context (``Session.close``,
@@ -36,7 +42,7 @@ from typing import Any
 from nbflow import errors
 from nbflow.devices.device import Device
 from nbflow.framework.op_def import KernelContext
-from nbflow.runtime.partition import topological, transfer_key
+from nbflow.runtime.partition import Node, topological, transfer_key
 from nbflow.runtime.plan import Plan, PlanNode
 from nbflow.runtime.rendezvous import LocalRendezvous
 
@@ -196,6 +202,20 @@ class PartitionRunner:
             driver.start(contexts[part.device.name], pfeeds, partial(finished, part))
 
 
+def _inputs(node: PlanNode) -> list[int]:
+    """The indices of the nodes ``node`` waits for in its plan: data and control edges."""
+    return [src[1] for src in node.sources if src[0] == "node"] + node.control_sources
+
+
+def _ordered(keys: list[Node], preds: dict[Node, list[Node]]) -> list[Node] | None:
+    """``partition.topological`` over ``preds`` alone (the successors derived)."""
+    succs: dict[Node, list[Node]] = {key: [] for key in keys}
+    for key, before in preds.items():
+        for b in before:
+            succs[b].append(key)
+    return topological(keys, preds, succs)
+
+
 def global_orders(plans: list[Plan]) -> list[list[PlanNode]] | None:
     """Each plan's nodes in the order of one topological order of all of them together, over
     the plans' own edges and each Send before the Recv of its transfer
@@ -204,22 +224,45 @@ def global_orders(plans: list[Plan]) -> list[list[PlanNode]] | None:
     preds: dict[tuple, list[tuple]] = {}
     sends = {transfer_key(n.op): (p, n.index) for p, n in nodes if n.op.op_def.is_send}
     for p, node in nodes:
-        inputs = [src[1] for src in node.sources if src[0] == "node"] + node.control_sources
-        preds[(p, node.index)] = [(p, i) for i in inputs]
+        preds[(p, node.index)] = [(p, i) for i in _inputs(node)]
         send = sends.get(transfer_key(node.op)) if node.op.op_def.is_recv else None
         if send is not None:
             preds[(p, node.index)].append(send)
-    succs: dict[tuple, list[tuple]] = {key: [] for key in preds}
-    for key, before in preds.items():
-        for b in before:
-            succs[b].append(key)
-    order = topological(list(preds), preds, succs)
+    order = _ordered(list(preds), preds)
     if order is None:
         return None
     orders: list[list[PlanNode]] = [[] for _ in plans]
     for p, i in order:
         orders[p].append(plans[p].nodes[i])
     return orders
+
+
+def order_by_transfers(plan: Plan, transfers: list[str]) -> list[PlanNode] | None:
+    """``plan``'s nodes in a topological order that runs its Sends and Recvs in the order of
+    ``transfers``: their ``transfer_key``s as they come in one order of the whole step's
+    partitions together (``partition.transfer_order``, which the master computes for a cluster
+    step). None where one of the plan's transfers is not listed, or the plan's own edges
+    contradict the list.
+
+    Why it is enough for partitions in different processes, each running its own nodes in such
+    an order and parking at a Recv whose value is not there yet: suppose they all park. Take
+    the parked Recv that comes first in the step's order; its Send comes earlier still, and has
+    not run, so its partition is parked at a Recv that comes before that Send in the partition's
+    order, hence in the step's order: earlier than the first one, which cannot be."""
+    rank = {key: k for k, key in enumerate(transfers)}
+    preds = {node.index: _inputs(node) for node in plan.nodes}
+    ranked = []
+    for node in plan.nodes:
+        if node.op.op_def.is_send or node.op.op_def.is_recv:
+            k = rank.get(transfer_key(node.op))
+            if k is None:
+                return None
+            ranked.append((k, node.index))
+    ranked.sort()
+    for (_, before), (_, after) in zip(ranked, ranked[1:]):
+        preds[after] = preds[after] + [before]
+    order = _ordered(list(preds), preds)
+    return None if order is None else [plan.nodes[i] for i in order]
 
 
 def _part_feeds(part: PartitionRun, feeds: Sequence[Any] | Mapping[int, Any]) -> tuple:

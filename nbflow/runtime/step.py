@@ -53,7 +53,12 @@ from nbflow.runtime.executor import (
 )
 from nbflow.runtime.loop_compiler import compile_plan
 from nbflow.runtime.master import partition_graph_def
-from nbflow.runtime.multi_device import PartitionRun, PartitionRunner, global_orders
+from nbflow.runtime.multi_device import (
+    PartitionRun,
+    PartitionRunner,
+    global_orders,
+    order_by_transfers,
+)
 from nbflow.runtime.plan import Plan
 from nbflow.runtime.step_stats import traced_kernel
 
@@ -107,15 +112,23 @@ def _spare_cores(policy: RunnerPolicy) -> bool:
     return threads > 1 or (threads == 0 and (os.cpu_count() or 1) >= 4)
 
 
-def caller_driver(plan: Plan, serial_ok: bool = False) -> CallerDriver | None:
+def caller_driver(
+    plan: Plan, serial_ok: bool = False, transfers: list[str] | None = None
+) -> CallerDriver | ResumableInline | None:
     """A driver running ``plan`` in the calling thread (a distributed task's message loop), or
     None where that would not do: control flow (loops belong on their own thread), async
     kernels other than Recvs (a Dequeue or a background summary completes in another thread),
     or independent expensive kernels worth the thread pool — unless ``serial_ok``: the caller
-    measures its steps and hands slow ones to the pool itself (a task's message loop does)."""
+    measures its steps and hands slow ones to the pool itself (a task's message loop does).
+
+    Given the step's ``transfers`` in one order of all its partitions (the master's
+    ``partition.transfer_order``), the driver is straight-line code that parks at a Recv not yet
+    there (``executor.ResumableInline``, in ``multi_device.order_by_transfers``'s order);
+    otherwise the dataflow walk (``drivers.CallerDriver``)."""
     if not _only_recvs_wait(plan) or (not serial_ok and has_parallel_work(plan)):
         return None
-    return CallerDriver(plan)
+    order = None if transfers is None else order_by_transfers(plan, transfers)
+    return CallerDriver(plan) if order is None else ResumableInline(plan, order)
 
 
 def _only_recvs_wait(plan: Plan) -> bool:

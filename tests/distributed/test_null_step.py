@@ -103,3 +103,38 @@ def test_a_step_past_its_deadline_fails_on_every_task_and_the_next_one_runs(clus
         sess.run(queue.enqueue(3.0))
         assert sess.run(queue.size()) == 1  # no stale waiter took the element
         assert sess.run(doubled) == 6.0
+
+
+def _loop_drivers(dask_worker):
+    """The kind of driver of each partition of each subgraph that runs on the message loop."""
+    host = dask_worker._nbflow_host
+    return {
+        (task, handle): [type(d).__name__ for d in registered.loop_drivers or ()]
+        if registered.on_loop
+        else []
+        for task, server in host.tasks.items()
+        for handle, registered in server.graphs.items()
+    }
+
+
+def test_tasks_trading_values_back_and_forth_run_in_line_on_their_loops(cluster):
+    # worker -> ps -> worker -> ps: each task's Recv waits on the other task for a Send of its
+    # own that nothing in its own graph orders before it (multi_device.order_by_transfers)
+    with tf.device("/job:ps/task:0"):
+        x = tf.placeholder(tf.float32, [3], name="pp_x")
+    with tf.device("/job:worker/task:0"):
+        first = x + 1.0
+    with tf.device("/job:ps/task:0"):
+        back = first * 2.0
+    with tf.device("/job:worker/task:0"):
+        second = back + 1.0
+    with tf.device("/job:ps/task:0"):
+        result = second * 3.0
+    xs = np.array([0.0, 1.0, -2.0], np.float32)
+    with tf.Session(cluster.target) as sess:
+        for k in range(6):  # past the first runs, which go to a driver thread
+            np.testing.assert_allclose(sess.run(result, {x: xs + k}), ((xs + k + 1) * 2 + 1) * 3)
+    drivers = {}
+    for found in cluster.client.run(_loop_drivers).values():
+        drivers.update({key: kinds for key, kinds in found.items() if kinds})
+    assert drivers and all(kinds == ["ResumableInline"] for kinds in drivers.values()), drivers

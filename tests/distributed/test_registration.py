@@ -9,7 +9,11 @@ from nbflow.distributed.task import TaskServer, task_of
 from nbflow.framework.op_def import registered_ops
 from nbflow.runtime import placement
 from nbflow.runtime.config import ConfigProto
+from nbflow.runtime.drivers import CallerDriver
+from nbflow.runtime.executor import ResumableInline
 from nbflow.runtime.master import StepSignature, compile_step
+from nbflow.runtime.multi_device import order_by_transfers
+from nbflow.runtime.partition import transfer_key
 
 from tests.distributed.conftest import linear_model
 
@@ -62,3 +66,62 @@ def test_task_registers_its_partition_without_running_a_shape_function(monkeypat
     with tf.Graph().as_default():
         tf.import_graph_def(shares[0].spec["graph_def"], name="")
     assert calls[0] == len(shares[0].spec["graph_def"]["node"])
+
+
+def _ping_pong_shares():
+    """A value goes from the worker to the ps and back, and to the ps again: the worker's Recv
+    waits, through the ps, for its first Send, though nothing in the worker's own graph joins
+    the two."""
+    with tf.device(PS):
+        x = tf.placeholder(tf.float32, [2], name="x")
+    with tf.device(WORKER):
+        first = tf.add(x, 1.0, name="first")
+    with tf.device(PS):
+        back = tf.multiply(first, 2.0, name="back")
+    with tf.device(WORKER):
+        second = tf.add(back, 1.0, name="second")
+    with tf.device(PS):
+        result = tf.multiply(second, 3.0, name="result")
+    devices = [Device(f"{WORKER}/device:CPU:0"), Device(f"{PS}/device:CPU:0")]
+    compiled = compile_step(
+        StepSignature((result,), (), (x,)),
+        devices,
+        ConfigProto(),
+        placement.CostModel(),
+        log_placement=False,
+        for_cluster=True,
+    )
+    return task_shares(compiled, {PS: "tls://ps", WORKER: "tls://worker"})
+
+
+def test_a_task_runs_its_partition_in_line_with_its_transfers_in_the_steps_order():
+    shares = {s.task: s for s in _ping_pong_shares()}
+    server = TaskServer(WORKER)
+    share = shares[WORKER]
+    server.register(share.handle, share.spec)
+    (registered,) = server.graphs.values()
+    (driver,) = registered.loop_drivers
+    assert isinstance(driver, ResumableInline)  # not the dataflow walk
+    (part,) = share.spec["parts"]
+    plan = registered.parts[0].plan
+    transfers = [
+        transfer_key(node.op)
+        for node in order_by_transfers(plan, part["transfers"])
+        if node.op.op_def.is_send or node.op.op_def.is_recv
+    ]
+    # Send first, Recv back, Send second: the Recv after the Send it waits for. The worker's own
+    # edges do not say so; an order of them alone could put the Recv first and wait forever.
+    assert [key.split(":")[0] for key in transfers] == ["first", "back", "second"]
+    assert transfers == part["transfers"]
+    # a list that contradicts the plan's own edges (back -> second) is refused
+    assert order_by_transfers(plan, list(reversed(part["transfers"]))) is None
+
+
+def test_a_partition_without_the_steps_order_is_walked_as_dataflow():
+    shares = {s.task: s for s in _ping_pong_shares()}
+    share = shares[WORKER]
+    spec = {**share.spec, "parts": [{**p, "transfers": None} for p in share.spec["parts"]]}
+    server = TaskServer(WORKER)
+    server.register(share.handle, spec)
+    (registered,) = server.graphs.values()
+    assert [type(d) for d in registered.loop_drivers] == [CallerDriver]
