@@ -8,7 +8,9 @@ caller the step is over, or the deadline passes first and the step is cancelled.
 
 ``CallerDriver`` runs every kernel in the thread that starts the step or completes an async
 kernel — the distributed task's message loop, where Recvs are completed by tensor messages
-arriving on that same loop — so it needs no lock at all.
+arriving on that same loop — so it needs no lock at all. A task uses it for a partition whose
+Sends and Recvs the master did not order (``step.caller_driver``); one it did runs as
+straight-line code instead (``executor.ResumableInline``).
 
 Both are built by ``step.py`` (``choose_runner``, ``caller_driver``) and fail a step the same
 way: the first error ends the state, and ``ctx.cancellation`` withdraws blocked kernels.
