@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbflow.distributed.task import task_of
-from nbflow.framework.ops import Operation
 from nbflow.framework.graph_def import encode_attr, graph_def_of, node_def_of
+from nbflow.framework.ops import Operation
 from nbflow.runtime.master import CompiledStep, partition_graph_def
 from nbflow.runtime.partition import Partition, transfer_key, transfer_order
 
