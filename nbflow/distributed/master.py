@@ -10,7 +10,7 @@ fetches and targets it has. Every node carries its outputs' shapes and dtypes as
 inferred them (``_output_shapes``, ``_output_types``), so the task rebuilds the partition
 without running a shape function again (``import_graph_def(..., trusted_shapes=True)``). Each
 partition also lists its Sends and Recvs (by ``transfer_key``) in one order of the whole step
-(``partition.transfer_order``): a task that runs the partition on its message loop runs it as
+(``partition.transfer_orders``): a task that runs the partition on its message loop runs it as
 straight-line code in an order keeping them so, which can never wait on another task in a cycle
 (``multi_device.order_by_transfers``).
 
@@ -32,9 +32,8 @@ from typing import Any
 
 from nbflow.distributed.task import task_of
 from nbflow.framework.graph_def import encode_attr, graph_def_of, node_def_of
-from nbflow.framework.ops import Operation
 from nbflow.runtime.master import CompiledStep, partition_graph_def
-from nbflow.runtime.partition import Partition, transfer_key, transfer_order
+from nbflow.runtime.partition import Partition, transfer_orders
 
 
 @dataclass
@@ -51,7 +50,11 @@ class TaskShare:
 def task_shares(compiled: CompiledStep, routes: dict[str, str]) -> list[TaskShare]:
     """One registration per task holding partitions of ``compiled``."""
     by_task: dict[str, list[Partition]] = {}
-    order = transfer_order(compiled.partitions)
+    orders = transfer_orders(compiled.partitions)
+    transfers = {
+        part.device.name: None if orders is None else orders[k]
+        for k, part in enumerate(compiled.partitions)
+    }
     for part in compiled.partitions:
         by_task.setdefault(task_of(part.device.name), []).append(part)
     shares = []
@@ -84,7 +87,7 @@ def task_shares(compiled: CompiledStep, routes: dict[str, str]) -> list[TaskShar
                 "fetches": [t.name for _, t in part.fetches],
                 "fetch_indices": [i for i, _ in part.fetches],
                 "targets": [op.name for op in part.targets],
-                "transfers": _transfers(part, order),
+                "transfers": transfers[part.device.name],
             }
             for part in task_parts
         ]
@@ -97,15 +100,6 @@ def task_shares(compiled: CompiledStep, routes: dict[str, str]) -> list[TaskShar
         fetch_indices = [i for part in task_parts for i, _ in part.fetches]
         shares.append(TaskShare(task, digest, spec, sorted(fed), fetch_indices))
     return shares
-
-
-def _transfers(part: Partition, order: list[Operation] | None) -> list[str] | None:
-    """The keys of ``part``'s Sends and Recvs in the step's ``order`` (``transfer_order``), by
-    which the task orders the partition's nodes to run them on its message loop."""
-    if order is None:
-        return None
-    own = set(part.ops)
-    return [transfer_key(op) for op in order if op in own]
 
 
 def partition_graphs(compiled: CompiledStep) -> list[dict[str, Any]]:

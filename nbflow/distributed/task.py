@@ -195,7 +195,7 @@ class TaskServer:
             parts.append((device, plan, part["feed_indices"], part["fetch_indices"]))
         fetch_count = 1 + max((i for p in parts for i in p[3]), default=-1)
         runner = partition_runner(
-            parts, self.pool, RunnerPolicy(), fetch_count, [], self.devices_by_name, local=False
+            parts, self.pool, RunnerPolicy(), fetch_count, [], self.devices_by_name
         )
         # Independent kernels run one after the other on the loop too: a backward pass's two
         # small matmuls cost less there than two thread hand-offs per step, and a step that

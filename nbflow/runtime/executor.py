@@ -184,12 +184,11 @@ class ResumableInline(InlineExecutor):
     the value resumes it, in the sender's thread (``multi_device.PartitionRunner``). Driven
     like a ``CallerDriver``: ``start(ctx, feeds, done)``.
 
-    ``order`` is the plan's share of one topological order of all the step's partitions
-    together, each Send before its Recv (``multi_device.global_orders``). With every partition
-    running its nodes in that order, parked partitions never wait on each other in a cycle: the
-    first node of the global order not yet run is always the next of its own partition, and if
-    it is a Recv, its Send came earlier in the order and has run. (Its ``run`` is the generated
-    function, a generator where the plan has a Recv: ``start`` drives it.)"""
+    ``order`` runs the plan's Sends and Recvs as they come in one topological order of all the
+    step's partitions together, each Send before its Recv (``multi_device.order_by_transfers``),
+    so parked partitions never wait on each other in a cycle. A task's share of a cluster step
+    runs the same way on the task's message loop, a Recv resumed by a message. (Its ``run`` is
+    the generated function, a generator where the plan has a Recv: ``start`` drives it.)"""
 
     def __init__(self, plan: Plan, order: list[PlanNode]):
         super().__init__(plan, order, resumable=True)

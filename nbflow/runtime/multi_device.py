@@ -11,17 +11,18 @@ driver threads that only wait.
 Where no cores are spare for kernels side by side (``step.partition_runner``: two cores, or
 one inter-op thread) and every partition's only async kernels are Recvs, a local step runs in
 the calling thread alone. Each partition is straight-line generated code
-(``executor.ResumableInline``) that runs its nodes in the order ``global_orders`` gives it; a
-Recv whose value is not there yet parks it (the function yields), and the Send that delivers
-the value resumes it on the spot. The step is over when the last partition returns, with no
+(``executor.ResumableInline``) that runs its nodes in the order ``order_by_transfers`` gives
+it: its Sends and Recvs as they come in one order of the whole step
+(``partition.transfer_orders``), so no partition waits on another in a cycle. A Recv whose
+value is not there yet parks it (the function yields), and the Send that delivers the value
+resumes it on the spot. The step is over when the last partition returns, with no
 thread hand-off (bench/devices.py: a 1 KB Send/Recv step ~6x as many times a second as through
 the driver threads, the Figure 1 MLP split over two CPU devices ~1.6x).
 
 A task's share of a cluster step runs the same way on the task's message loop, where a Recv is
-completed by a message from another process. No task sees the other tasks' plans, so the
-master sends each partition its transfers in one order of the whole step
-(``partition.transfer_order``), and ``order_by_transfers`` orders the partition's nodes around
-them; a partition without that list runs on the dataflow walk (``drivers.CallerDriver``).
+completed by a message from another process: the master, which alone sees every partition,
+sends each its list of transfers with its registration (``distributed/master.py``). A
+partition without that list runs on the dataflow walk (``drivers.CallerDriver``).
 
 Errors and cancellation: the first error aborts the rendezvous, which fails every parked Recv
 and cancels every partition's context, so the other devices stop too; the step raises the root
@@ -42,7 +43,7 @@ from typing import Any
 from nbflow import errors
 from nbflow.devices.device import Device
 from nbflow.framework.op_def import KernelContext
-from nbflow.runtime.partition import Node, topological, transfer_key
+from nbflow.runtime.partition import topological, transfer_key
 from nbflow.runtime.plan import Plan, PlanNode
 from nbflow.runtime.rendezvous import LocalRendezvous
 
@@ -202,47 +203,11 @@ class PartitionRunner:
             driver.start(contexts[part.device.name], pfeeds, partial(finished, part))
 
 
-def _inputs(node: PlanNode) -> list[int]:
-    """The indices of the nodes ``node`` waits for in its plan: data and control edges."""
-    return [src[1] for src in node.sources if src[0] == "node"] + node.control_sources
-
-
-def _ordered(keys: list[Node], preds: dict[Node, list[Node]]) -> list[Node] | None:
-    """``partition.topological`` over ``preds`` alone (the successors derived)."""
-    succs: dict[Node, list[Node]] = {key: [] for key in keys}
-    for key, before in preds.items():
-        for b in before:
-            succs[b].append(key)
-    return topological(keys, preds, succs)
-
-
-def global_orders(plans: list[Plan]) -> list[list[PlanNode]] | None:
-    """Each plan's nodes in the order of one topological order of all of them together, over
-    the plans' own edges and each Send before the Recv of its transfer
-    (``partition.transfer_key``); None if they hold a cycle (no partitioning makes one)."""
-    nodes = [(p, node) for p, plan in enumerate(plans) for node in plan.nodes]
-    preds: dict[tuple, list[tuple]] = {}
-    sends = {transfer_key(n.op): (p, n.index) for p, n in nodes if n.op.op_def.is_send}
-    for p, node in nodes:
-        preds[(p, node.index)] = [(p, i) for i in _inputs(node)]
-        send = sends.get(transfer_key(node.op)) if node.op.op_def.is_recv else None
-        if send is not None:
-            preds[(p, node.index)].append(send)
-    order = _ordered(list(preds), preds)
-    if order is None:
-        return None
-    orders: list[list[PlanNode]] = [[] for _ in plans]
-    for p, i in order:
-        orders[p].append(plans[p].nodes[i])
-    return orders
-
-
 def order_by_transfers(plan: Plan, transfers: list[str]) -> list[PlanNode] | None:
     """``plan``'s nodes in a topological order that runs its Sends and Recvs in the order of
     ``transfers``: their ``transfer_key``s as they come in one order of the whole step's
-    partitions together (``partition.transfer_order``, which the master computes for a cluster
-    step). None where one of the plan's transfers is not listed, or the plan's own edges
-    contradict the list.
+    partitions together (``partition.transfer_orders``). None where one of the plan's transfers
+    is not listed, or the plan's own edges contradict the list.
 
     Why it is enough for partitions in different processes, each running its own nodes in such
     an order and parking at a Recv whose value is not there yet: suppose they all park. Take
@@ -250,7 +215,10 @@ def order_by_transfers(plan: Plan, transfers: list[str]) -> list[PlanNode] | Non
     not run, so its partition is parked at a Recv that comes before that Send in the partition's
     order, hence in the step's order: earlier than the first one, which cannot be."""
     rank = {key: k for k, key in enumerate(transfers)}
-    preds = {node.index: _inputs(node) for node in plan.nodes}
+    preds = {
+        n.index: [src[1] for src in n.sources if src[0] == "node"] + n.control_sources
+        for n in plan.nodes
+    }
     ranked = []
     for node in plan.nodes:
         if node.op.op_def.is_send or node.op.op_def.is_recv:
@@ -260,8 +228,12 @@ def order_by_transfers(plan: Plan, transfers: list[str]) -> list[PlanNode] | Non
             ranked.append((k, node.index))
     ranked.sort()
     for (_, before), (_, after) in zip(ranked, ranked[1:]):
-        preds[after] = preds[after] + [before]
-    order = _ordered(list(preds), preds)
+        preds[after].append(before)  # the transfers in the step's order
+    succs: dict[int, list[int]] = {i: [] for i in preds}
+    for i, inputs in preds.items():
+        for b in inputs:
+            succs[b].append(i)
+    order = topological(list(preds), preds, succs)
     return None if order is None else [plan.nodes[i] for i in order]
 
 

@@ -376,17 +376,26 @@ def topological(
     return order if len(order) == len(ops) else None  # loops: leave Recvs unscheduled
 
 
-def transfer_order(partitions: list[Partition]) -> list[Operation] | None:
-    """Every Send and Recv of ``partitions``, in the place each has in one topological order
-    of all of them together (each Send before its Recv); None if they hold a cycle. Partitions
-    that each run their own transfers in this order, whatever else they run between, never wait
-    on each other in a cycle (``multi_device.order_by_transfers``)."""
+def transfer_orders(partitions: list[Partition]) -> list[list[str]] | None:
+    """Each partition's Sends and Recvs, by ``transfer_key``, in the order they have in one
+    topological order of all the partitions together (each Send before its Recv); None if they
+    hold a cycle. Partitions that each run their own transfers in this order, whatever else
+    they run between, never wait on each other in a cycle (``multi_device.order_by_transfers``).
+    """
     ops = [op for part in partitions for op in part.ops]
     preds, succs = _transfer_graph(ops)
     order = topological(ops, preds, succs)
     if order is None:
         return None
-    return [op for op in order if op.op_def.is_send or op.op_def.is_recv]
+    rank = {op: k for k, op in enumerate(order)}
+    return [
+        [
+            transfer_key(op)
+            for op in sorted(part.ops, key=rank.__getitem__)
+            if op.op_def.is_send or op.op_def.is_recv
+        ]
+        for part in partitions
+    ]
 
 
 def _descendants(op: Operation, succs: dict[Operation, list[Operation]]) -> set[Operation]:

@@ -41,6 +41,7 @@ from nbflow.runtime import placement
 from nbflow.runtime.config import ConfigProto, RunMetadata, RunOptions
 from nbflow.runtime.session_handles import TensorHandle
 from nbflow.runtime.partial_run import PartialRun, new_handle
+from nbflow.runtime.partition import transfer_orders
 from nbflow.runtime.master import (
     CompiledStep,
     StepSignature,
@@ -270,6 +271,7 @@ class BaseSession:
                 compiled.num_fetches,
                 compiled.fed_fetches,
                 self._devices_by_name,
+                transfer_orders(compiled.partitions),
             )
         multi = not compiled.whole
         return Step(runner, device, plans, partition_ops, compiled.measured, multi)

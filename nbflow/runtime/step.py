@@ -56,7 +56,6 @@ from nbflow.runtime.master import partition_graph_def
 from nbflow.runtime.multi_device import (
     PartitionRun,
     PartitionRunner,
-    global_orders,
     order_by_transfers,
 )
 from nbflow.runtime.plan import Plan
@@ -122,7 +121,7 @@ def caller_driver(
     measures its steps and hands slow ones to the pool itself (a task's message loop does).
 
     Given the step's ``transfers`` in one order of all its partitions (the master's
-    ``partition.transfer_order``), the driver is straight-line code that parks at a Recv not yet
+    ``partition.transfer_orders``), the driver is straight-line code that parks at a Recv not yet
     there (``executor.ResumableInline``, in ``multi_device.order_by_transfers``'s order);
     otherwise the dataflow walk (``drivers.CallerDriver``)."""
     if not _only_recvs_wait(plan) or (not serial_ok and has_parallel_work(plan)):
@@ -143,29 +142,35 @@ def partition_runner(
     num_fetches: int,
     fed_fetches: list[tuple[int, int]],
     devices: dict[str, Device],
-    local: bool = True,
+    transfers: list[list[str]] | None = None,
 ) -> PartitionRunner:
     """A runner for a step's partitions: (device, plan, step feed indices, step fetch indices)
-    each, every plan run by the runner ``choose_runner`` picks for it. For a ``local`` step
-    (not a task's share of a cluster step), where no cores are spare for kernels side by side
-    and every partition can be driven in the calling thread (its only async kernels are Recvs),
-    it runs them all there, each as straight-line code that parks at its Recvs
-    (``executor.ResumableInline``, ``PartitionRunner.run``)."""
+    each, every plan run by the runner ``choose_runner`` picks for it. Given each partition's
+    ``transfers`` in one order of the whole step (``partition.transfer_orders``: a local step;
+    a task's share runs on its message loop instead), where no cores are spare for kernels side
+    by side and every partition can be driven in the calling thread (its only async kernels are
+    Recvs), it runs them all there, each as straight-line code that parks at its Recvs
+    (``executor.ResumableInline`` in ``multi_device.order_by_transfers``'s order,
+    ``PartitionRunner.run``)."""
     runs = [
         PartitionRun(device, choose_runner(plan, pool, policy), feed_indices, fetch_indices, plan)
         for device, plan, feed_indices, fetch_indices in parts
     ]
-    in_caller = None
+    in_caller: list[ResumableInline] | None = None
     plans = [plan for _, plan, _, _ in parts]
     if (
-        local
+        transfers is not None
         and policy.choice != "parallel"
         and not _spare_cores(policy)
         and all(_only_recvs_wait(plan) for plan in plans)
     ):
-        orders = global_orders(plans)
-        if orders is not None:
-            in_caller = [ResumableInline(plan, order) for plan, order in zip(plans, orders)]
+        in_caller = []
+        for plan, keys in zip(plans, transfers):
+            order = order_by_transfers(plan, keys)
+            if order is None:  # the plan's edges contradict the list: driver threads
+                in_caller = None
+                break
+            in_caller.append(ResumableInline(plan, order))
     return PartitionRunner(runs, num_fetches, fed_fetches, devices, in_caller)
 
 
