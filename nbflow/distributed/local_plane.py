@@ -13,10 +13,16 @@ How a connection is made (``connect_local``):
     ------ nbflow_plane_offer (Dask, TLS) ---->
     <------ {path, machine, token} -----------  a fresh one-time 32-byte token
     (same machine?) connect(path)  ---------->  a Unix socket in a 0700 directory
-    token, mode  ---------------------------->  known, unexpired, unused? same user?
-    <------------------------------- ACCEPT --
+    token, mode [, ring's path] ------------->  known, unexpired, unused? same user?
+    <------------------------ ACCEPT[_RING] --
     TENSORS: raw frames (``wire.tensor_frames``), one way, until either end closes
     MESSAGES: a request and its reply at a time (``wire.message_frames``)
+
+A TENSORS connection comes with a ring of shared memory where the machine allows
+(``shared_ring``; the mode byte is then RING and the sender's ring's path follows): a large
+payload goes through the ring, and only its header through the socket. The listener maps the
+ring only if it is open in the process at the other end of the socket (``SO_PEERCRED``) and
+is its own user's, and answers ACCEPT_RING once it has, ACCEPT if not (the socket carries all).
 
 A task's worker sends its Sends' tensors on TENSORS connections; the client sends a step's
 large feeds on one (``channel.Channels.plane``) and its run and abort requests on MESSAGES
@@ -55,11 +61,15 @@ from typing import Any
 
 from tornado.iostream import StreamClosedError
 
+from nbflow.distributed.shared_ring import RingReader, RingWriter
+
 logger = logging.getLogger(__name__)
 
 TOKEN_BYTES = 32
-ACCEPT = b"\x01"
+ACCEPT, ACCEPT_RING = b"\x01", b"\x02"
 TENSORS, MESSAGES = b"T", b"M"  # what a connection carries (the byte after the token)
+RING = b"R"  # TENSORS, with a shared-memory ring whose path follows (u16 length, UTF-8)
+_PATH_SIZE = struct.Struct("<H")
 OFFER_TTL_S = 30.0  # a token not used within this is void
 _HANDSHAKE_S = 10.0  # a connection that sends no token within this is closed
 _SOCKET_BUFFER = 1 << 20  # a step's tensor in one or two system calls, not a dozen
@@ -76,14 +86,14 @@ def machine_id() -> str:
     return f"{socket.gethostname()}/{boot}"
 
 
-def _peer_uid(sock: socket.socket) -> int | None:
-    """The user of the process at the other end of a Unix socket, where the OS tells."""
+def _peer(sock: socket.socket) -> tuple[int | None, int | None]:
+    """The process and the user at the other end of a Unix socket, where the OS tells."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
-        return None
+        return None, None
     credentials = struct.Struct("3i")  # pid, uid, gid
-    _, uid, _ = credentials.unpack(sock.getsockopt(socket.SOL_SOCKET, option, credentials.size))
-    return uid
+    pid, uid, _ = credentials.unpack(sock.getsockopt(socket.SOL_SOCKET, option, credentials.size))
+    return pid, uid
 
 
 def _tune(sock: socket.socket) -> None:
@@ -113,6 +123,7 @@ class PlaneStream(asyncio.BufferedProtocol):
 
     def __init__(self, sock: socket.socket):
         self.socket = sock  # the raw socket: peer credentials, and ``sendmsg`` past the queue
+        self.ring: RingWriter | RingReader | None = None  # a TENSORS connection's shared ring
         self._transport: asyncio.Transport | None = None
         self._buffer = bytearray(_READ_BUFFER)
         self._view = memoryview(self._buffer)
@@ -182,6 +193,8 @@ class PlaneStream(asyncio.BufferedProtocol):
         else:
             self.socket.close()
         self._closed = True
+        if self.ring is not None:
+            self.ring.close()
 
     async def read_bytes(self, count: int) -> bytes:
         """The next ``count`` bytes."""
@@ -373,8 +386,8 @@ class LocalPlaneListener:
             stream.close()
             return
         token, mode = hello[:TOKEN_BYTES], hello[TOKEN_BYTES:]
-        uid = _peer_uid(stream.socket)
-        serve = self._serve.get(mode)
+        pid, uid = _peer(stream.socket)
+        serve = self._serve.get(TENSORS if mode == RING else mode)
         if not self._redeem(token) or serve is None or (uid is not None and uid != os.getuid()):
             logger.warning(
                 "nbflow data plane at %s: refused a connection (%s)",
@@ -383,8 +396,18 @@ class LocalPlaneListener:
             )
             stream.close()
             return
+        if mode == RING:
+            try:
+                (size,) = _PATH_SIZE.unpack(
+                    await asyncio.wait_for(stream.read_bytes(_PATH_SIZE.size), _HANDSHAKE_S)
+                )
+                path = await asyncio.wait_for(stream.read_bytes(size), _HANDSHAKE_S)
+            except (StreamClosedError, OSError, asyncio.TimeoutError):
+                stream.close()
+                return
+            stream.ring = RingReader.open(path.decode(errors="replace"), pid=pid)
         _tune(stream.socket)
-        await stream.write(ACCEPT)
+        await stream.write(ACCEPT if stream.ring is None else ACCEPT_RING)
         await serve(stream)
 
     def close(self) -> None:
@@ -424,10 +447,15 @@ async def connect_local(
     sock.setblocking(False)
     _tune(sock)
     stream: PlaneStream | None = None
+    ring = RingWriter.create() if mode == TENSORS else None
     try:
         await asyncio.wait_for(loop.sock_connect(sock, offer["path"]), timeout)
         _, stream = await loop.create_unix_connection(lambda: PlaneStream(sock), sock=sock)
-        stream.write(offer["token"] + mode)
+        if ring is None:
+            stream.write(offer["token"] + mode)
+        else:
+            path = ring.path.encode()
+            stream.write(offer["token"] + RING + _PATH_SIZE.pack(len(path)) + path)
         accepted = await asyncio.wait_for(stream.read_bytes(len(ACCEPT)), timeout)
     except (StreamClosedError, OSError, asyncio.TimeoutError) as exc:
         logger.debug("nbflow data plane: no local connection to %s: %s", offer.get("path"), exc)
@@ -435,8 +463,16 @@ async def connect_local(
             stream.close()
         else:
             sock.close()
+        if ring is not None:
+            ring.close()
         return None
-    if accepted != ACCEPT:
+    if ring is not None:
+        ring.unlink()  # mapped by the peer, or refused: either way the name is done
+        if accepted == ACCEPT_RING:
+            stream.ring = ring
+        else:
+            ring.close()
+    if accepted not in (ACCEPT, ACCEPT_RING) or (accepted == ACCEPT_RING and ring is None):
         stream.close()
         return None
     return LocalPlane(stream, offer["path"])

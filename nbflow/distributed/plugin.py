@@ -67,8 +67,8 @@ from nbflow.distributed.wire import (
     message_frames,
     read_message,
     read_tensor,
-    tensor_frames,
     write_frames,
+    write_tensor,
 )
 from nbflow.ops.sendrecv_ops import RendezvousKey
 from nbflow.runtime.rendezvous import LocalRendezvous
@@ -174,11 +174,10 @@ class TaskHost:
             return None
         failed = partial(self._send_failed, dst_task, address, key, on_error)
         if self.raw_tensors and is_raw(value) and address.startswith(("tcp://", "tls://")):
-            frames = tensor_frames(dst_task, step_id, key, value)
             # A payload written from the array's own buffer: a variable's (read-only) is
             # waited for, so that no later update reaches the socket.
-            wait = len(frames) > 1 and not value.flags.writeable  # type: ignore[union-attr]
-            return self._push_frames(address, frames, failed, wait)
+            shared = isinstance(value, np.ndarray) and not value.flags.writeable
+            return self._push_tensor(address, (dst_task, step_id, key, value), failed, shared)
         big = isinstance(value, np.ndarray) and value.nbytes > SMALL_BYTES
         shared = big and not value.flags.writeable  # a variable's buffer (``copy_names``)
         one_way = self.one_way_sends and not shared
@@ -212,58 +211,60 @@ class TaskHost:
         future = asyncio.run_coroutine_threadsafe(push(), self.loop)
         return future if shared else None
 
-    def _push_frames(
-        self, address: str, frames: list, failed: Callable[[BaseException], None], wait: bool
+    def _push_tensor(
+        self, address: str, tensor: tuple, failed: Callable[[BaseException], None], wait: bool
     ) -> Any:
-        """Write a tensor's frames on the data plane to ``address``; with ``wait``, the future
-        of their hand-over to the socket (the step waits for it), else None."""
+        """Write ``tensor`` (task, step id, key, value) on the data plane to ``address``; with
+        ``wait``, the future of its payload's hand-over (the step waits for it), else None."""
         assert self.loop is not None
         if threading.get_ident() == self._loop_thread:
             comm = self._plane_comms.get(address)
             if comm is not None:  # the common case: written now, nothing scheduled
-                return self._write_frames(address, comm, frames, failed, wait)
-            task = self.loop.create_task(self._push_frames_later(address, frames, failed))
+                return self._write_tensor(address, comm, tensor, failed, wait)
+            task = self.loop.create_task(self._push_tensor_later(address, tensor, failed))
             self._pushes.add(task)
             task.add_done_callback(self._pushes.discard)
             return task if wait else None
         future = asyncio.run_coroutine_threadsafe(
-            self._push_frames_later(address, frames, failed), self.loop
+            self._push_tensor_later(address, tensor, failed), self.loop
         )
         return future if wait else None
 
-    async def _push_frames_later(
-        self, address: str, frames: list, failed: Callable[[BaseException], None]
+    async def _push_tensor_later(
+        self, address: str, tensor: tuple, failed: Callable[[BaseException], None]
     ) -> None:
         try:
             comm = self._plane_comms.get(address) or await self._open_plane(address)
         except Exception as exc:  # noqa: BLE001 - the step fails, naming the task
             failed(exc)
             return
-        written = self._write_frames(address, comm, frames, failed, True)
+        written = self._write_tensor(address, comm, tensor, failed, True)
         if written is not None:
             await written
 
-    def _write_frames(
+    def _write_tensor(
         self,
         address: str,
         comm: Any,
-        frames: list,
+        tensor: tuple,
         failed: Callable[[BaseException], None],
         wait: bool,
     ) -> asyncio.Future | None:
-        """Hand ``frames`` to the comm's stream in one go (no other tensor's bytes between);
-        with ``wait``, a future done once they are in the socket or have failed (``failed``
-        reports that: the future itself never raises)."""
+        """Hand ``tensor``'s frames to the comm's stream in one go (no other tensor's bytes
+        between); with ``wait``, and the payload not copied on the way (``wire.write_tensor``),
+        a future done once it is in the socket or has failed (``failed`` reports that: the
+        future itself never raises)."""
         stream = comm.stream
         try:
             if stream is None or stream.closed():
                 raise StreamClosedError()
-            written = write_frames(stream, frames)
+            written, reading = write_tensor(stream, *tensor)
         except Exception as exc:  # noqa: BLE001
             self._drop_plane(address, comm)
             failed(exc)
             return None
 
+        wait = wait and reading
         quiet = self.loop.create_future() if wait and self.loop is not None else None
 
         def check(future: asyncio.Future) -> None:

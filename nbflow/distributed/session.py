@@ -53,8 +53,7 @@ from nbflow.distributed.wire import (
     encode,
     feed_key,
     is_raw,
-    tensor_frames,
-    write_frames,
+    write_tensor,
 )
 from nbflow.framework.op_def import KernelContext
 from nbflow.framework.ops import Graph
@@ -267,7 +266,7 @@ class DistributedSession(Session):
                     inline.append([i, encode(value)])
                     continue
                 key = feed_key(share.task, step_id, i)
-                written = write_frames(plane.stream, tensor_frames(share.task, step_id, key, value))
+                written, _ = write_tensor(plane.stream, share.task, step_id, key, value)
                 writes[asyncio.ensure_future(written)] = share
                 on_plane.append(i)
             message = {

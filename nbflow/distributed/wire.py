@@ -28,6 +28,7 @@ import numpy as np
 from distributed.protocol.serialize import Serialize, to_serialize
 
 from nbflow.distributed.local_plane import PlaneStream
+from nbflow.distributed.shared_ring import RingReader, RingWriter
 
 SMALL_BYTES = 64 * 1024  # up to this size an array travels inline in the msgpack message
 
@@ -70,7 +71,13 @@ def decode(value: Any, writable: bool = False) -> Any:
 # no pickle, no msgpack walk of the value, and read back into a fresh array of its dtype and
 # shape with one copy out of the socket. Only plain numeric arrays (and None) travel so
 # (``is_raw``): a receiver never builds anything but such an array from what arrives.
+#
+# On a Unix socket with a shared ring (``shared_ring``), a payload the ring takes is not on
+# the socket: the header size carries the flag IN_RING, and the header ends with the
+# payload's position in the ring (u64).
 PREFIX = struct.Struct("<IQ")
+IN_RING = 1 << 31
+_POSITION = struct.Struct("<Q")
 _INLINE_BYTES = 16 * 1024  # a payload up to this size goes out in one write with its header
 _CHUNK = 2**30  # a read or write of a huge buffer is split (sockets take at most 2**31 - 1)
 
@@ -108,6 +115,26 @@ def tensor_frames(task: str, step_id: int, key: str, value: Any) -> list[bytes |
     return [head] + [payload[i : i + _CHUNK] for i in range(0, array.nbytes, _CHUNK)]
 
 
+def write_tensor(stream: Any, task: str, step_id: int, key: str, value: Any) -> tuple[Any, bool]:
+    """Write one tensor (``is_raw(value)``) on ``stream``, its payload through the stream's
+    shared ring if it has one with room. The write's future (see ``write_frames``), and
+    whether the write still reads ``value``'s own buffer until that future is done (False when
+    the bytes were copied: into the ring, or into the header's frame)."""
+    frames = tensor_frames(task, step_id, key, value)
+    ring = getattr(stream, "ring", None)
+    if len(frames) > 1 and isinstance(ring, RingWriter):
+        header_size, nbytes = PREFIX.unpack_from(frames[0])
+        position = ring.place(frames[1:], nbytes)
+        if position is not None:
+            head = (
+                PREFIX.pack((header_size + _POSITION.size) | IN_RING, nbytes)
+                + frames[0][PREFIX.size :]
+                + _POSITION.pack(position)
+            )
+            return write_frames(stream, [head]), False
+    return write_frames(stream, frames), len(frames) > 1
+
+
 def write_frames(stream: Any, frames: list) -> Any:
     """Hand ``frames`` (a tensor's or a message's) to ``stream`` in order, with no other bytes
     between; the future of the last one's hand-over to the socket. A Unix socket's stream
@@ -124,7 +151,15 @@ async def read_tensor(stream: Any) -> tuple[str, int, str, Any]:
     """Read one tensor ``tensor_frames`` wrote from ``stream`` (Tornado's or a ``PlaneStream``):
     (task, step id, key, value); the value is a fresh array the caller owns."""
     header_size, nbytes = PREFIX.unpack(await stream.read_bytes(PREFIX.size))
-    task, step_id, key, dtype_str, shape = msgpack.unpackb(await stream.read_bytes(header_size))
+    header = await stream.read_bytes(header_size & ~IN_RING)
+    position = None
+    if header_size & IN_RING:
+        if len(header) < _POSITION.size:
+            raise ValueError("a tensor's header too short for its place in the ring")
+        (position,) = _POSITION.unpack(header[-_POSITION.size :])
+    task, step_id, key, dtype_str, shape = msgpack.unpackb(
+        header if position is None else header[: -_POSITION.size]
+    )
     if dtype_str is None:
         return task, step_id, key, None
     dtype = np.dtype(dtype_str)
@@ -136,8 +171,14 @@ async def read_tensor(stream: Any) -> tuple[str, int, str, Any]:
             f"tensor {key!r} for task {task}: {nbytes} bytes sent for {dtype_str}{shape}"
         )
     buffer = array.reshape(-1).view(np.uint8).data
-    for i in range(0, nbytes, _CHUNK):
-        await stream.read_into(buffer[i : i + _CHUNK])
+    if position is not None:
+        ring = getattr(stream, "ring", None)
+        if not isinstance(ring, RingReader):
+            raise ValueError(f"tensor {key!r} for task {task}: in a ring this connection lacks")
+        ring.take(position, buffer)
+    else:
+        for i in range(0, nbytes, _CHUNK):
+            await stream.read_into(buffer[i : i + _CHUNK])
     return task, step_id, key, array[()] if shape is None else array
 
 

@@ -12,6 +12,7 @@ import pytest
 from tornado.iostream import IOStream
 
 import nbflow as tf
+from nbflow.distributed import shared_ring
 from nbflow.distributed.wire import PREFIX, is_raw, read_tensor, tensor_frames
 
 
@@ -67,8 +68,12 @@ def test_a_header_naming_a_non_numeric_dtype_is_refused():
 
 
 def _data_planes(dask_worker) -> dict[str, str]:
-    """A worker's data-plane connections: peer address -> the kind of connection."""
-    return {a: type(c).__name__ for a, c in dask_worker._nbflow_host._plane_comms.items()}
+    """A worker's data-plane connections: peer address -> the kind of connection (and whether
+    it has a shared ring for large payloads)."""
+    return {
+        a: type(c).__name__ + (" with a ring" if getattr(c.stream, "ring", None) else "")
+        for a, c in dask_worker._nbflow_host._plane_comms.items()
+    }
 
 
 def _use_local_planes(dask_worker, on: bool) -> None:
@@ -111,7 +116,8 @@ def test_weights_and_gradients_cross_tasks_on_unix_sockets_between_local_workers
     planes = {a: kind for found in cluster.client.run(_data_planes).values() for a, kind in
               found.items()}  # fmt: skip
     assert len(planes) >= 2 and all(a.startswith("tls://") for a in planes)  # both ways
-    assert set(planes.values()) == {"LocalPlane"}, planes
+    ring = " with a ring" if shared_ring.available() else ""
+    assert set(planes.values()) == {"LocalPlane" + ring}, planes
 
 
 def test_without_unix_sockets_steps_and_tensors_stay_on_dask_tls_connections(cluster):
@@ -250,6 +256,8 @@ def test_a_large_feed_goes_to_a_local_task_on_the_clients_unix_socket(cluster):
     state = cluster.channels._state()  # this thread's connections
     plane = state.planes.get(address)
     assert type(plane).__name__ == "LocalPlane" and not plane.closed()
+    if shared_ring.available():  # the batches went in its shared ring
+        assert plane.stream.ring.produced >= 3 * (batch.nbytes + wide.nbytes // 2)
     assert state.local[address] and state.free_local[address]  # the step messages, too
 
 
