@@ -54,6 +54,7 @@ import numpy as np
 SIZE = 16 << 20  # bytes of data: Figure 1's tensors fifty times over, a large MLP's twice
 CONTROL = mmap.PAGESIZE  # the control page before the data: ``consumed`` at its start
 ALIGN = 64  # records start on a cache line
+_NAME = "nbflow-ring"  # the anonymous file's name, as /proc shows it
 
 
 def available() -> bool:
@@ -93,7 +94,7 @@ class RingWriter:
         if not available():
             return None
         try:
-            fd = os.memfd_create("nbflow-ring", os.MFD_CLOEXEC)
+            fd = os.memfd_create(_NAME, os.MFD_CLOEXEC)
         except OSError:
             return None
         try:
@@ -163,6 +164,8 @@ class RingReader:
                 not stat.S_ISREG(info.st_mode)
                 or info.st_uid != os.getuid()
                 or info.st_size != CONTROL + size
+                # what was opened is a ring, not a file the peer opened since in its place
+                or not os.readlink(f"/proc/self/fd/{fd}").startswith(f"/memfd:{_NAME} ")
             ):
                 return None
             return cls(_Mapping(fd, size), size)

@@ -91,6 +91,12 @@ def test_a_ring_has_no_name_and_opens_only_as_the_makers_open_file_of_the_agreed
     regular = tmp_path / "ring"
     regular.write_bytes(bytes(shared_ring.CONTROL + SMALL))
     assert RingReader.open(str(regular), SMALL) is None  # only a process's open file
+    other = os.memfd_create("other")
+    try:
+        os.ftruncate(other, shared_ring.CONTROL + SMALL)
+        assert RingReader.open(f"/proc/{os.getpid()}/fd/{other}", SMALL) is None  # not a ring
+    finally:
+        os.close(other)
     assert RingReader.open(writer.path, SMALL, pid=os.getpid()) is not None
     writer.unlink()  # the peer has it mapped: nobody opens it any more
     assert RingReader.open(writer.path, SMALL) is None
