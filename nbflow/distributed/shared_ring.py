@@ -3,11 +3,11 @@ one machine without the kernel copying them through the socket.
 
 On a Unix socket (``local_plane``) a 313 KB tensor costs its sender 40-220 µs in ``sendmsg``
 and its receiver 40-60 µs in ``recv``: the kernel copies the bytes into socket buffers and out
-again, in pieces, waking the reader on the way. For Figure 1's model on a parameter server
-that is the largest share of each task's CPU. Here the sender copies the payload into memory
+again, in pieces, waking the reader on the way. Here the sender copies the payload into memory
 both processes map and writes only the header on the socket, with the payload's place in the
 ring; the receiver copies the payload out into a fresh array. One ``memcpy`` on each side
-(~20 µs for 313 KB), no system call for the payload.
+(~20 µs for 313 KB), no system call for the payload. (What that gives a training step, a few
+percent, is in the README's issue 21 section.)
 
 The memory is an anonymous file (``memfd_create``) that the sender holds open until the peer
 has mapped it: the peer opens it as ``/proc/<sender's pid>/fd/<n>``, which only the sender's
