@@ -467,7 +467,7 @@ async def connect_local(
             ring.close()
         return None
     if ring is not None:
-        ring.unlink()  # mapped by the peer, or refused: either way the name is done
+        ring.release()  # mapped by the peer, or refused: nobody needs to open it now
         if accepted == ACCEPT_RING:
             stream.ring = ring
         else:

@@ -104,7 +104,7 @@ class RingWriter:
             os.close(fd)
             return None
 
-    def unlink(self) -> None:
+    def release(self) -> None:
         """Close the file (the peer has mapped it, or never will): nobody can open it any
         more, and the memory lives on while either end keeps it mapped."""
         if self._fd is not None:
@@ -134,10 +134,10 @@ class RingWriter:
 
     def close(self) -> None:
         self._mapping = None  # unmapped once no array views it
-        self.unlink()
+        self.release()
 
     def __del__(self) -> None:
-        self.unlink()
+        self.release()
 
 
 class RingReader:

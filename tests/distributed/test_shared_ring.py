@@ -24,7 +24,7 @@ def _pair(size: int = SMALL) -> tuple[RingWriter, RingReader]:
     assert writer is not None
     reader = RingReader.open(writer.path, size)
     assert reader is not None
-    writer.unlink()
+    writer.release()
     return writer, reader
 
 
@@ -93,5 +93,5 @@ def test_a_ring_has_no_name_and_opens_only_as_the_makers_open_file_of_the_agreed
     finally:
         os.close(other)
     assert RingReader.open(writer.path, SMALL, pid=os.getpid()) is not None
-    writer.unlink()  # the peer has it mapped: nobody opens it any more
+    writer.release()  # the peer has it mapped: nobody opens it any more
     assert RingReader.open(writer.path, SMALL) is None
