@@ -171,6 +171,8 @@ class PlaneStream(asyncio.BufferedProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        if self.ring is not None:
+            self.ring.close()  # its memory goes now, not when the stream is collected
         error = StreamClosedError(real_error=exc)
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_exception(error)

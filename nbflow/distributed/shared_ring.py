@@ -39,15 +39,22 @@ Why the bytes are whole when read, and not overwritten while read:
 
 The memory is reserved in full when the ring is made (``posix_fallocate``): a machine short
 of memory refuses the ring then, rather than killing a process with SIGBUS at a later write.
+And a process makes or maps at most ``BUDGET`` bytes of rings at once: a ring's pages count in
+the resident memory of both ends once touched, which Dask's memory monitor compares with a
+worker's memory limit, so a parameter server with many workers keeps the rest of its
+connections on sockets rather than growing by 16 MB a worker each way.
 """
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import platform
 import re
 import stat
+import threading
+import weakref
 
 import numpy as np
 
@@ -55,6 +62,9 @@ SIZE = 16 << 20  # bytes of data: Figure 1's tensors fifty times over, a large M
 CONTROL = mmap.PAGESIZE  # the control page before the data: ``consumed`` at its start
 ALIGN = 64  # records start on a cache line
 _NAME = "nbflow-ring"  # the anonymous file's name, as /proc shows it
+BUDGET = 8 * (CONTROL + SIZE)  # bytes of rings one process makes or maps at once: 128 MB
+_mapped = 0  # bytes of rings this process has mapped now
+_budget_lock = threading.Lock()
 
 
 def available() -> bool:
@@ -67,11 +77,29 @@ def available() -> bool:
     )
 
 
+def _unreserve(nbytes: int) -> None:
+    global _mapped
+    with _budget_lock:
+        _mapped -= nbytes
+
+
 class _Mapping:
-    """The shared mapping, seen as NumPy arrays: ``data`` (bytes) and ``consumed`` (one u64)."""
+    """The shared mapping, seen as NumPy arrays: ``data`` (bytes) and ``consumed`` (one u64).
+    It counts against the process's ``BUDGET`` until it is dropped (OSError if over it)."""
 
     def __init__(self, fd: int, size: int):
-        self._map = mmap.mmap(fd, CONTROL + size)
+        global _mapped
+        nbytes = CONTROL + size
+        with _budget_lock:
+            if _mapped + nbytes > BUDGET:
+                raise OSError(errno.ENOMEM, "this process's rings are at their budget")
+            _mapped += nbytes
+        try:
+            self._map = mmap.mmap(fd, nbytes)
+        except BaseException:
+            _unreserve(nbytes)
+            raise
+        weakref.finalize(self, _unreserve, nbytes)
         memory = np.frombuffer(self._map, dtype=np.uint8)
         self.consumed = memory[:8].view(np.uint64)
         self.data = memory[CONTROL:]

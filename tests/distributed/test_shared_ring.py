@@ -95,3 +95,21 @@ def test_a_ring_has_no_name_and_opens_only_as_the_makers_open_file_of_the_agreed
     assert RingReader.open(writer.path, SMALL, pid=os.getpid()) is not None
     writer.release()  # the peer has it mapped: nobody opens it any more
     assert RingReader.open(writer.path, SMALL) is None
+
+
+def test_a_process_makes_and_maps_rings_only_up_to_its_budget(monkeypatch):
+    """Rings count in both ends' resident memory: past the budget a connection keeps its
+    socket, and a ring closed gives its share back."""
+    monkeypatch.setattr(
+        shared_ring, "BUDGET", shared_ring._mapped + 3 * (shared_ring.CONTROL + SMALL)
+    )
+    writer, reader = _pair()  # two of the three
+    third = RingWriter.create(SMALL)
+    assert third is not None
+    assert RingWriter.create(SMALL) is None  # a fourth is over the budget
+    assert RingReader.open(third.path, SMALL) is None  # mapping one counts alike
+    third.close()
+    fourth = RingWriter.create(SMALL)
+    assert fourth is not None  # the closed one's share is free again
+    for ring in (writer, reader, fourth):
+        ring.close()
