@@ -98,8 +98,12 @@ def feed_key(task: str, step_id: int, index: int) -> str:
     return f"/job:client;{step_id};{task};feed:{index}"
 
 
-def tensor_frames(task: str, step_id: int, key: str, value: Any) -> list[bytes | memoryview]:
-    """What to write for one tensor (``is_raw(value)``): header and payload, in order."""
+def tensor_frames(
+    task: str, step_id: int, key: str, value: Any, ring: RingWriter | None = None
+) -> list[bytes | memoryview]:
+    """What to write for one tensor (``is_raw(value)``): header and payload, in order. With a
+    ``ring`` that takes the payload (over ``_INLINE_BYTES``), the header alone, naming its
+    place there; more than one frame means the payload is ``value``'s own buffer."""
     if value is None:
         header = msgpack.packb([task, step_id, key, None, None])
         return [PREFIX.pack(len(header), 0) + header]
@@ -108,11 +112,15 @@ def tensor_frames(task: str, step_id: int, key: str, value: Any) -> list[bytes |
     if not array.flags.c_contiguous:
         array = array.copy(order="C")
     header = msgpack.packb([task, step_id, key, array.dtype.str, None if scalar else array.shape])
-    head = PREFIX.pack(len(header), array.nbytes) + header
     if array.nbytes <= _INLINE_BYTES:
-        return [head + array.tobytes()]
+        return [PREFIX.pack(len(header), array.nbytes) + header + array.tobytes()]
     payload = array.reshape(-1).view(np.uint8).data
-    return [head] + [payload[i : i + _CHUNK] for i in range(0, array.nbytes, _CHUNK)]
+    chunks = [payload[i : i + _CHUNK] for i in range(0, array.nbytes, _CHUNK)]
+    position = None if ring is None else ring.place(chunks, array.nbytes)
+    if position is not None:
+        size = (len(header) + _POSITION.size) | IN_RING
+        return [PREFIX.pack(size, array.nbytes) + header + _POSITION.pack(position)]
+    return [PREFIX.pack(len(header), array.nbytes) + header, *chunks]
 
 
 def write_tensor(stream: Any, task: str, step_id: int, key: str, value: Any) -> tuple[Any, bool]:
@@ -120,18 +128,9 @@ def write_tensor(stream: Any, task: str, step_id: int, key: str, value: Any) -> 
     shared ring if it has one with room. The write's future (see ``write_frames``), and
     whether the write still reads ``value``'s own buffer until that future is done (False when
     the bytes were copied: into the ring, or into the header's frame)."""
-    frames = tensor_frames(task, step_id, key, value)
     ring = getattr(stream, "ring", None)
-    if len(frames) > 1 and isinstance(ring, RingWriter):
-        header_size, nbytes = PREFIX.unpack_from(frames[0])
-        position = ring.place(frames[1:], nbytes)
-        if position is not None:
-            head = (
-                PREFIX.pack((header_size + _POSITION.size) | IN_RING, nbytes)
-                + frames[0][PREFIX.size :]
-                + _POSITION.pack(position)
-            )
-            return write_frames(stream, [head]), False
+    ring = ring if isinstance(ring, RingWriter) else None  # a receiver's ring is not written
+    frames = tensor_frames(task, step_id, key, value, ring)
     return write_frames(stream, frames), len(frames) > 1
 
 

@@ -157,20 +157,14 @@ def partition_runner(
         for device, plan, feed_indices, fetch_indices in parts
     ]
     in_caller: list[ResumableInline] | None = None
-    plans = [plan for _, plan, _, _ in parts]
-    if (
-        transfers is not None
-        and policy.choice != "parallel"
-        and not _spare_cores(policy)
-        and all(_only_recvs_wait(plan) for plan in plans)
-    ):
-        in_caller = []
-        for plan, keys in zip(plans, transfers):
-            order = order_by_transfers(plan, keys)
-            if order is None:  # the plan's edges contradict the list: driver threads
-                in_caller = None
-                break
-            in_caller.append(ResumableInline(plan, order))
+    if transfers is not None and policy.choice != "parallel" and not _spare_cores(policy):
+        drivers = [
+            caller_driver(plan, serial_ok=True, transfers=keys)
+            for (_, plan, _, _), keys in zip(parts, transfers)
+        ]
+        # each partition straight-line code in the step's order, else driver threads
+        resumable = [d for d in drivers if isinstance(d, ResumableInline)]
+        in_caller = resumable if len(resumable) == len(drivers) else None
     return PartitionRunner(runs, num_fetches, fed_fetches, devices, in_caller)
 
 
